@@ -1,0 +1,1 @@
+"""Reproducible side-by-side comparisons of Quiver with its peers."""

@@ -1,0 +1,73 @@
+"""The connector seam: a `Source` yields Arrow batches per split, a `Sink` writes them atomically.
+
+The planner only talks to these protocols; file formats, object stores and databases
+implement them and register in `connectors.registry`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+@dataclass(frozen=True)
+class SourceStatistics:
+    """What a source knows about itself before reading: drives broadcast and placement choices."""
+
+    num_rows: int | None = None
+    size_bytes: int | None = None
+
+
+@runtime_checkable
+class Source(Protocol):
+    """A readable data set, cut into independent splits (one task each)."""
+
+    def describe(self) -> str:
+        """One line for explain(): format, location and what was pushed down."""
+
+    def schema(self) -> pa.Schema:
+        """Arrow schema of every column the source can produce (partition columns included)."""
+
+    def statistics(self) -> SourceStatistics:
+        """Row count and byte size estimates; None where unknown."""
+
+    def splits(self, target: int) -> Sequence[Any]:
+        """About `target` independent pieces of work (files, row-group ranges); at least one."""
+
+    def read(
+        self, split: Any, columns: Sequence[str] | None, predicate: pc.Expression | None
+    ) -> Iterator[pa.RecordBatch]:
+        """Batches of `split` with only `columns` (None = all), skipping data `predicate` rules out.
+
+        The predicate is a hint: a source may return rows that fail it (the engine filters
+        again), but must never drop rows that pass it.
+        """
+
+
+@runtime_checkable
+class Sink(Protocol):
+    """A destination written by many tasks and committed once, atomically, by the driver."""
+
+    def setup(self) -> bool:
+        """Prepare a job; returns False when save mode 'ignore' finds existing data (skip the job)."""
+
+    def write_task(self, partition: int, batches: Iterator[pa.RecordBatch]) -> Any:
+        """Write one task's batches into the job's staging area; returns what commit needs."""
+
+    def commit(self, task_results: list[Any]) -> None:
+        """Make every task's output visible at once (rename into place, `_SUCCESS` marker)."""
+
+    def abort(self) -> None:
+        """Remove the staging area after a failed job; the destination is left as it was."""
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Options given to a file reader, case-insensitive keys as in Spark's `option()`."""
+
+    values: dict[str, str] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key.lower(), default)

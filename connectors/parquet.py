@@ -1,0 +1,145 @@
+"""Parquet files: schema and row counts from footers, splits by row groups, reads through
+pyarrow.dataset fragments so column pruning and row-group skipping by statistics happen in C++."""
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from quiver.connectors.base import ReadOptions
+from quiver.connectors.files import (
+    FilePiece, FileReadError, option_bool, option_choice, partition_expression,
+)
+from quiver.connectors.paths import DataFile, file_uri
+
+_LOCAL = pafs.LocalFileSystem()
+CODECS = {"none": "none", "uncompressed": "none", "snappy": "snappy", "gzip": "gzip",
+          "zstd": "zstd", "lz4": "lz4", "brotli": "brotli"}
+_EXTENSIONS = {"none": "", "snappy": ".snappy", "gzip": ".gz", "zstd": ".zstd", "lz4": ".lz4", "brotli": ".br"}
+
+
+def _file_format() -> ds.ParquetFileFormat:
+    # Spark writes INT96 timestamps by default; nanoseconds would overflow for dates past 2262.
+    return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
+
+
+def read_metadata(path: str) -> pq.FileMetaData:
+    """The footer of one Parquet file; a corrupt file raises `FileReadError` naming it."""
+    try:
+        return pq.read_metadata(path)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+
+
+def read_schema(path: str) -> pa.Schema:
+    """Arrow schema of one Parquet file (from its footer)."""
+    try:
+        return pq.read_schema(path, memory_map=True)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+
+
+class ParquetFormat:
+    """The `FileFormat` for Parquet."""
+
+    name = "parquet"
+
+    def check_options(self, options: ReadOptions) -> None:
+        option_bool(options, "mergeSchema", False)
+
+    def infer_schema(self, files: Sequence[DataFile], options: ReadOptions) -> pa.Schema:
+        """The first file's schema, or all files' schemas merged with `mergeSchema=true`."""
+        if not option_bool(options, "mergeSchema", False):
+            return read_schema(files[0].path)
+        schemas = [read_schema(f.path) for f in files]
+        try:
+            return pa.unify_schemas(schemas, promote_options="permissive")
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+            raise FileReadError(f"Failed merging schemas of {len(files)} Parquet files: {e}") from e
+
+    def pieces(self, file: DataFile, target_bytes: int) -> list[FilePiece]:
+        """Files over 1.5x the target are cut into runs of row groups of about the target size."""
+        if file.size <= target_bytes * 3 // 2:
+            return [FilePiece(file, None, file.size)]
+        meta = read_metadata(file.path)
+        pieces, group, size = [], [], 0
+        for i in range(meta.num_row_groups):
+            rg = meta.row_group(i)
+            rg_size = sum(rg.column(c).total_compressed_size for c in range(rg.num_columns))
+            if group and size + rg_size > target_bytes:
+                pieces.append(FilePiece(file, tuple(group), size))
+                group, size = [], 0
+            group.append(i)
+            size += rg_size
+        if group or not pieces:
+            pieces.append(FilePiece(file, tuple(group), size))
+        return pieces
+
+    def count_rows(self, files: Sequence[DataFile]) -> int | None:
+        return sum(read_metadata(f.path).num_rows for f in files)
+
+    def read_piece(
+        self, piece: FilePiece, schema: pa.Schema, columns: list[str], predicate: pc.Expression | None,
+        options: ReadOptions, partition: dict[str, pa.Scalar],
+    ) -> Iterator[pa.RecordBatch]:
+        path = piece.file.path
+        fmt = _file_format()
+        try:
+            fragment = fmt.make_fragment(path, _LOCAL, partition_expression=partition_expression(partition),
+                                         row_groups=list(piece.row_groups) if piece.row_groups is not None else None)
+            physical = fragment.physical_schema
+        except (pa.ArrowInvalid, OSError) as e:
+            raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+        # Scan with the file's own types (tz-aware, ns, ...); FileSource casts to the Spark types.
+        scan_schema = pa.schema([physical.field(f.name) if f.name in physical.names else f for f in schema])
+        yielded = False
+        try:
+            for batch in fragment.to_batches(schema=scan_schema, columns=columns, filter=predicate, use_threads=False):
+                yielded = True
+                yield batch
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            if yielded or predicate is None:
+                raise
+            # The predicate is only a hint: one that cannot be evaluated on this file's types is dropped.
+            yield from fragment.to_batches(schema=scan_schema, columns=columns, use_threads=False)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+
+    def check_writable(self, schema: pa.Schema) -> None:
+        return None
+
+    def codec(self, options: ReadOptions) -> str:
+        """The compression codec from the `compression` option, Spark's names accepted."""
+        return CODECS[option_choice(options, "compression", list(CODECS), "snappy")]
+
+    def extension(self, options: ReadOptions) -> str:
+        return _EXTENSIONS[self.codec(options)] + ".parquet"
+
+    def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> "ParquetFileWriter":
+        return ParquetFileWriter(path, schema, self.codec(options))
+
+
+class ParquetFileWriter:
+    """One output Parquet file; timestamps are stored UTC-adjusted so Spark reads them as `timestamp`."""
+
+    def __init__(self, path: str, schema: pa.Schema, codec: str):
+        self.schema = pa.schema([_stored_field(f) for f in schema])
+        self.writer = pq.ParquetWriter(path, self.schema, compression=codec)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if not batch.schema.equals(self.schema):
+            batch = batch.cast(self.schema)
+        self.writer.write_batch(batch)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def _stored_field(f: pa.Field) -> pa.Field:
+    if pa.types.is_timestamp(f.type) and f.type.tz is None:
+        return pa.field(f.name, pa.timestamp(f.type.unit, "UTC"), f.nullable)
+    return f

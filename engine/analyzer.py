@@ -1,0 +1,409 @@
+"""The analyzer: resolves column names to typed attributes and inserts Spark's implicit casts.
+
+`analyze(plan)` walks bottom-up; each node's expressions are resolved against its
+children's output. A name that matches nothing raises `AnalysisException` naming it, the
+closest available column and all of them; a name that matches two columns (a join of two
+tables that both have `id`) raises an ambiguity error that says how to qualify it.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from quiver.engine import types as T
+from quiver.engine.errors import AnalysisException, unknown_column
+from quiver.engine.expressions import (
+    AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
+    In, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar,
+    contains_aggregate, new_expr_id, output_name, transform_expr, wider_type, wider_type_of,
+)
+from quiver.engine.plan import (
+    Aggregate, Filter, Join, LogicalPlan, Project, Sort, SubqueryAlias, Union, transform_up,
+)
+
+
+def analyze(plan: LogicalPlan) -> LogicalPlan:
+    """Resolve every name and type in `plan`; already-resolved subtrees are left as they are."""
+    return transform_up(plan, _resolve_node)
+
+
+def _resolve_node(node: LogicalPlan) -> LogicalPlan:
+    if isinstance(node, Project):
+        return _resolve_project(node)
+    if isinstance(node, Filter):
+        cond = resolve_expression(node.condition, node.child.output)
+        _expect_boolean(cond, "filter condition")
+        return replace(node, condition=cond)
+    if isinstance(node, Aggregate):
+        return _resolve_aggregate(node)
+    if isinstance(node, Sort):
+        return _resolve_sort(node)
+    if isinstance(node, Join):
+        return _resolve_join(node)
+    if isinstance(node, Union):
+        return _resolve_union(node)
+    return node
+
+
+# ---------------------------------------------------------------- nodes
+
+
+def _resolve_project(node: Project) -> LogicalPlan:
+    if node.resolved:
+        return node
+    inputs = node.child.output
+    named = tuple(_named(e, inputs) for e in _expand_stars(node.projections, inputs))
+    if any(contains_aggregate(e) for e in named):
+        return _check_aggregate(Aggregate(node.child, (), named))
+    return Project(node.child, named)
+
+
+def _resolve_aggregate(node: Aggregate) -> LogicalPlan:
+    if node.resolved:
+        return node
+    inputs = node.child.output
+    grouping = tuple(resolve_expression(e, inputs) for e in node.grouping)
+    aggs = tuple(_named(e, inputs) for e in _expand_stars(node.aggregates, inputs))
+    return _check_aggregate(Aggregate(node.child, grouping, aggs))
+
+
+def _check_aggregate(node: Aggregate) -> Aggregate:
+    """Every column an aggregate output reads outside an aggregate function must be grouped."""
+    grouped = {e.expr_id for e in node.grouping if isinstance(e, AttributeRef)}
+    grouped_exprs = [e for e in node.grouping if not isinstance(e, AttributeRef)]
+
+    def check(e: Expr) -> None:
+        if isinstance(e, AggregateFunction):
+            for arg in e.args:
+                if contains_aggregate(arg):
+                    raise AnalysisException(f"aggregate function {e.sql()} contains another aggregate function")
+            return
+        if any(_same_expr(e, g) for g in grouped_exprs):
+            return
+        if isinstance(e, AttributeRef):
+            if e.expr_id not in grouped:
+                raise AnalysisException(
+                    f"column '{e.name}' is neither grouped nor aggregated; add it to groupBy() "
+                    f"or wrap it in an aggregate such as first({e.name}). Grouped by: "
+                    f"{', '.join(g.sql() for g in node.grouping) or '(nothing)'}"
+                )
+            return
+        for c in e.children():
+            check(c)
+
+    for agg in node.aggregates:
+        check(agg.child if isinstance(agg, Alias) else agg)
+    return node
+
+
+def _same_expr(a: Expr, b: Expr) -> bool:
+    return _strip_for_compare(a) == _strip_for_compare(b)
+
+
+def _strip_for_compare(e: Expr) -> Expr:
+    return transform_expr(e, lambda x: x.child if isinstance(x, Alias) else x)
+
+
+def _resolve_sort(node: Sort) -> LogicalPlan:
+    if node.resolved:
+        return node
+    inputs = node.child.output
+    try:
+        orders = tuple(_as_sort_order(resolve_expression(o, inputs)) for o in node.orders)
+        return replace(node, orders=orders)
+    except AnalysisException:
+        child = node.child
+        if not isinstance(child, Project):
+            raise
+    # Spark lets you sort by a column the projection dropped: resolve it below the
+    # projection, carry it through, and project it away again above the sort.
+    below = child.child.output
+    orders = tuple(_as_sort_order(resolve_expression(o, inputs + below)) for o in node.orders)
+    present = {a.expr_id for a in inputs}
+    missing = [a for a in below if a.expr_id not in present and any(a.expr_id in o.references() for o in orders)]
+    widened = Project(child.child, child.projections + tuple(missing))
+    return Project(Sort(widened, orders, node.is_global), tuple(inputs))
+
+
+def _as_sort_order(e: Expr) -> SortOrder:
+    return e if isinstance(e, SortOrder) else SortOrder(e, True, None)
+
+
+def _resolve_join(node: Join) -> LogicalPlan:
+    if node.resolved:
+        return node
+    left_ids = {a.expr_id for a in node.left.output}
+    right = node.right
+    if any(a.expr_id in left_ids for a in right.output):
+        right = _fresh_ids(right)
+    if node.condition is None:
+        return replace(node, right=right)
+    cond = resolve_expression(node.condition, node.left.output + right.output)
+    _expect_boolean(cond, "join condition")
+    return replace(node, right=right, condition=cond)
+
+
+def _fresh_ids(plan: LogicalPlan) -> LogicalPlan:
+    """Re-expose `plan`'s columns under new ids, so a self-join's sides are distinct."""
+    alias = plan.alias if isinstance(plan, SubqueryAlias) else None
+    inner = plan.child if isinstance(plan, SubqueryAlias) else plan
+    renamed = Project(inner, tuple(Alias(a.with_qualifier(()), a.name, new_expr_id()) for a in inner.output))
+    return SubqueryAlias(renamed, alias) if alias else renamed
+
+
+def _resolve_union(node: Union) -> LogicalPlan:
+    first = node.inputs[0].output
+    for i, child in enumerate(node.inputs[1:], start=1):
+        if len(child.output) != len(first):
+            raise AnalysisException(
+                f"Union can only be performed on inputs with the same number of columns, but the first "
+                f"input has {len(first)} columns ({', '.join(a.name for a in first)}) and input {i + 1} has "
+                f"{len(child.output)} ({', '.join(a.name for a in child.output)})"
+            )
+    widened = []
+    for i, a in enumerate(first):
+        widened.append(wider_type_of([c.output[i].dtype for c in node.inputs], f"column '{a.name}' of a union"))
+    inputs = []
+    for child in node.inputs:
+        if all(a.dtype == t for a, t in zip(child.output, widened)):
+            inputs.append(child)
+        else:
+            inputs.append(Project(child, tuple(
+                a if a.dtype == t else Alias(Cast(a, t), a.name) for a, t in zip(child.output, widened)
+            )))
+    out = Union(tuple(inputs))
+    return out
+
+
+# ---------------------------------------------------------------- expressions
+
+
+def _expand_stars(exprs: tuple[Expr, ...], inputs: tuple[AttributeRef, ...]) -> list[Expr]:
+    out: list[Expr] = []
+    for e in exprs:
+        if isinstance(e, UnresolvedColumn) and e.parts[-1] == "*":
+            e = UnresolvedStar(".".join(e.parts[:-1]) or None)
+        if isinstance(e, UnresolvedStar):
+            if e.qualifier is None:
+                out.extend(inputs)
+            else:
+                matched = [a for a in inputs if a.qualifier and a.qualifier[-1].lower() == e.qualifier.lower()]
+                if not matched:
+                    raise AnalysisException(
+                        f"cannot resolve '{e.qualifier}.*': no input is aliased '{e.qualifier}'; aliases in scope: "
+                        f"{', '.join(sorted({a.qualifier[-1] for a in inputs if a.qualifier})) or '(none)'}"
+                    )
+                out.extend(matched)
+        else:
+            out.append(e)
+    return out
+
+
+def _named(e: Expr, inputs: tuple[AttributeRef, ...]) -> Expr:
+    """Resolve a select-list entry and give it a name (an alias unless it is a plain column)."""
+    if isinstance(e, Alias):
+        return Alias(resolve_expression(e.child, inputs), e.name, e.expr_id)
+    resolved_refs = transform_expr(e, lambda x: _resolve_reference(x, inputs))
+    name = output_name(resolved_refs)
+    resolved = coerce(resolved_refs)
+    if isinstance(resolved, AttributeRef):
+        return resolved
+    return Alias(resolved, name)
+
+
+def resolve_expression(e: Expr, inputs: tuple[AttributeRef, ...]) -> Expr:
+    """Resolve names in `e` against `inputs`, then insert Spark's implicit casts."""
+    return coerce(transform_expr(e, lambda x: _resolve_reference(x, inputs)))
+
+
+def _resolve_reference(e: Expr, inputs: tuple[AttributeRef, ...]) -> Expr:
+    if isinstance(e, UnresolvedColumn):
+        return resolve_name(e.parts, inputs)
+    if isinstance(e, AttributeRef):
+        return _rebind(e, inputs)
+    if isinstance(e, UnresolvedStar):
+        raise AnalysisException(f"'{e.sql()}' is only allowed in a select list or count(*)")
+    return e
+
+
+def _rebind(attr: AttributeRef, inputs: tuple[AttributeRef, ...]) -> AttributeRef:
+    """A column taken from a DataFrame (`df.x`) is matched by id, else by its name."""
+    for a in inputs:
+        if a.expr_id == attr.expr_id:
+            return a
+    same = [a for a in inputs if a.name == attr.name]
+    if len(same) == 1:
+        return same[0]
+    if not same:
+        raise unknown_column(attr.name, [a.name for a in inputs])
+    raise AnalysisException(
+        f"column '{attr.name}' is ambiguous: it matches {len(same)} input columns. "
+        "Alias the DataFrames (df.alias('a')) and refer to 'a.name', or rename one side first."
+    )
+
+
+def resolve_name(parts: tuple[str, ...], inputs: tuple[AttributeRef, ...]) -> Expr:
+    """Find the attribute a (possibly qualified) name refers to; case-insensitive like Spark."""
+    name = parts[-1]
+    candidates: list[AttributeRef] = []
+    if len(parts) == 1:
+        candidates = [a for a in inputs if a.name == name] or [a for a in inputs if a.name.lower() == name.lower()]
+    else:
+        qual = [p.lower() for p in parts[:-1]]
+        candidates = [
+            a for a in inputs
+            if a.name.lower() == name.lower() and [q.lower() for q in a.qualifier[-len(qual):]] == qual
+        ]
+        if not candidates:
+            base = resolve_name(parts[:1], inputs) if any(a.name.lower() == parts[0].lower() for a in inputs) else None
+            if base is not None and isinstance(base.dtype, T.StructType):
+                out: Expr = base
+                for p in parts[1:]:
+                    out = ScalarFunction("get_field", (out, Literal.of(p)))
+                return out
+    unique = {a.expr_id: a for a in candidates}
+    if len(unique) == 1:
+        return next(iter(unique.values()))
+    full = ".".join(parts)
+    if not unique:
+        shown = [".".join(a.qualifier + (a.name,)) if len(parts) > 1 and a.qualifier else a.name for a in inputs]
+        raise unknown_column(full, shown)
+    quals = sorted({".".join(a.qualifier) for a in unique.values() if a.qualifier})
+    hint = (f" Qualify it: {', '.join(q + '.' + name for q in quals)}." if len(quals) > 1
+            else " Alias the DataFrames (df.alias('a')) and refer to 'a." + name + "'.")
+    raise AnalysisException(f"column '{full}' is ambiguous: it matches {len(unique)} input columns.{hint}")
+
+
+def _expect_boolean(e: Expr, what: str) -> None:
+    if not isinstance(e.dtype, (T.BooleanType, T.NullType)):
+        raise AnalysisException(f"{what} must be boolean, but '{e.sql()}' is {e.dtype.simpleString()}")
+
+
+# ---------------------------------------------------------------- implicit casts
+
+
+def coerce(e: Expr) -> Expr:
+    """Insert the casts Spark inserts implicitly, bottom-up."""
+    return transform_expr(e, _coerce_node)
+
+
+def _cast(e: Expr, t: T.DataType) -> Expr:
+    if e.dtype == t:
+        return e
+    if isinstance(e, Literal) and e.value is None:
+        return Literal(None, t)
+    return Cast(e, t)
+
+
+def _coerce_node(e: Expr) -> Expr:
+    if not e.resolved:
+        return e
+    if isinstance(e, BinaryArithmetic):
+        return _coerce_arithmetic(e)
+    if isinstance(e, Comparison):
+        lt, rt = _comparison_types(e.left.dtype, e.right.dtype, e.sql())
+        return replace(e, left=_cast(e.left, lt), right=_cast(e.right, rt))
+    if isinstance(e, (And, Or)):
+        for side in (e.left, e.right):
+            _expect_boolean(side, f"operand of {type(e).__name__.upper()}")
+        return e
+    if isinstance(e, Not):
+        _expect_boolean(e.child, "operand of NOT")
+        return e
+    if isinstance(e, Negate):
+        if isinstance(e.child.dtype, T.StringType):
+            return Negate(Cast(e.child, T.DoubleType()))
+        return e
+    if isinstance(e, In):
+        target = e.child.dtype
+        for v in e.values:
+            target, _ = _comparison_types(target, v.dtype, e.sql())
+        return In(_cast(e.child, target), tuple(_cast(v, target) for v in e.values))
+    if isinstance(e, CaseWhen):
+        for c in e.conditions:
+            _expect_boolean(c, "CASE WHEN condition")
+        t = e.dtype
+        return CaseWhen(e.conditions, tuple(_cast(v, t) for v in e.values),
+                        _cast(e.else_value, t) if e.else_value is not None else None)
+    if isinstance(e, ScalarFunction):
+        return _coerce_function(e)
+    if isinstance(e, AggregateFunction):
+        if e.name in ("sum", "avg", "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and e.args:
+            if isinstance(e.args[0].dtype, T.StringType):
+                return replace(e, args=(Cast(e.args[0], T.DoubleType()),) + e.args[1:])
+        e.dtype  # noqa: B018 — raises AnalysisException for unsupported argument types
+        return e
+    return e
+
+
+def _coerce_arithmetic(e: BinaryArithmetic) -> Expr:
+    lt, rt = e.left.dtype, e.right.dtype
+    if isinstance(lt, T.StringType):
+        lt = T.DoubleType()
+    if isinstance(rt, T.StringType):
+        rt = T.DoubleType()
+    if isinstance(lt, T.NullType) and isinstance(rt, T.NullType):
+        lt = rt = T.DoubleType()
+    for t, side in ((lt, e.left), (rt, e.right)):
+        if not isinstance(t, (T.NumericType, T.NullType)):
+            raise AnalysisException(
+                f"cannot apply '{e.op}' to {side.sql()} of type {side.dtype.simpleString()} in {e.sql()}; "
+                "arithmetic needs numeric columns (cast strings with .cast('double'))"
+            )
+    if e.op == "/" and not (isinstance(lt, T.DecimalType) and isinstance(rt, T.DecimalType)):
+        if isinstance(lt, T.DecimalType) and isinstance(rt, T.IntegralType):
+            rt = T.decimal_for_integral(rt)
+        elif isinstance(rt, T.DecimalType) and isinstance(lt, T.IntegralType):
+            lt = T.decimal_for_integral(lt)
+        else:
+            lt = rt = T.DoubleType()
+        return replace(e, left=_cast(e.left, lt), right=_cast(e.right, rt))
+    if isinstance(lt, T.DecimalType) and isinstance(rt, T.IntegralType):
+        rt = T.decimal_for_integral(rt)
+    elif isinstance(rt, T.DecimalType) and isinstance(lt, T.IntegralType):
+        lt = T.decimal_for_integral(lt)
+    if isinstance(lt, T.DecimalType) and isinstance(rt, T.DecimalType):
+        return replace(e, left=_cast(e.left, lt), right=_cast(e.right, rt))
+    common = T.common_numeric_type(lt, rt)
+    return replace(e, left=_cast(e.left, common), right=_cast(e.right, common))
+
+
+def _comparison_types(a: T.DataType, b: T.DataType, where: str) -> tuple[T.DataType, T.DataType]:
+    if a == b:
+        return a, b
+    if isinstance(a, T.NullType):
+        return b, b
+    if isinstance(b, T.NullType):
+        return a, a
+    if isinstance(a, T.NumericType) and isinstance(b, T.NumericType):
+        c = T.common_numeric_type(a, b)
+        return c, c
+    if isinstance(a, T.StringType) and not isinstance(b, T.StringType):
+        return b, b
+    if isinstance(b, T.StringType):
+        return a, a
+    try:
+        c = wider_type(a, b, where)
+        return c, c
+    except AnalysisException:
+        raise AnalysisException(
+            f"cannot compare {a.simpleString()} with {b.simpleString()} in {where}; cast one side first"
+        ) from None
+
+
+def _coerce_function(e: ScalarFunction) -> Expr:
+    from quiver.engine.function_catalog import lookup
+
+    spec = lookup(e.name)
+    n = len(e.args)
+    if n < spec.min_args or (spec.max_args is not None and n > spec.max_args):
+        want = (f"{spec.min_args}" if spec.max_args == spec.min_args
+                else f"{spec.min_args} to {spec.max_args if spec.max_args is not None else 'any number of'}")
+        raise AnalysisException(f"function {e.name} takes {want} arguments, but {n} were given: {e.sql()}")
+    if spec.input_types is None:
+        return e
+    targets = spec.input_types([a.dtype for a in e.args])
+    args = tuple(a if t is None else _cast(a, t) for a, t in zip(e.args, targets))
+    return ScalarFunction(e.name, args)
+
+
+__all__ = ["analyze", "resolve_expression", "resolve_name", "coerce"]

@@ -1,0 +1,99 @@
+"""Session configuration: `quiver.*` keys, with the `spark.*` keys users already set as aliases."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from quiver.engine.errors import ConfigurationError
+
+ALIASES = {
+    "spark.sql.shuffle.partitions": "quiver.sql.shuffle.partitions",
+    "spark.sql.autoBroadcastJoinThreshold": "quiver.sql.autoBroadcastJoinThreshold",
+    "spark.task.maxFailures": "quiver.task.maxFailures",
+    "spark.master": "quiver.master",
+    "spark.app.name": "quiver.app.name",
+}
+
+DEFAULTS: dict[str, str] = {
+    "quiver.sql.shuffle.partitions": "8",
+    "quiver.sql.autoBroadcastJoinThreshold": str(10 * 1024 * 1024),
+    "quiver.task.maxFailures": "4",
+    "quiver.placement": "cost",
+}
+
+_SIZE = re.compile(r"^\s*(-?\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def canonical_key(key: str) -> str:
+    return ALIASES.get(key, key)
+
+
+def parse_size(key: str, value: Any) -> int:
+    """A byte size such as `10485760`, `10m`, `10MB`, or -1 (disabled)."""
+    m = _SIZE.match(str(value))
+    if not m:
+        raise ConfigurationError(f"{key} must be a size in bytes such as 10485760, 10m or 1g (or -1 to disable), got {value!r}")
+    return int(m.group(1)) * _UNITS[m.group(2).lower()]
+
+
+def parse_positive_int(key: str, value: Any) -> int:
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise ConfigurationError(f"{key} must be a positive integer, got {value!r}")
+    return n
+
+
+_VALIDATORS = {
+    "quiver.sql.shuffle.partitions": parse_positive_int,
+    "quiver.sql.autoBroadcastJoinThreshold": parse_size,
+    "quiver.task.maxFailures": parse_positive_int,
+}
+
+
+class RuntimeConfig:
+    """`spark.conf`: get/set/unset of string values, validated on set."""
+
+    def __init__(self, initial: dict[str, Any] | None = None):
+        self._values: dict[str, str] = {}
+        for k, v in (initial or {}).items():
+            self.set(k, v)
+
+    def set(self, key: str, value: Any) -> None:
+        canon = canonical_key(key)
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if canon in _VALIDATORS:
+            _VALIDATORS[canon](key, value)
+        self._values[canon] = str(value)
+
+    def get(self, key: str, default: Any = ...) -> Any:
+        canon = canonical_key(key)
+        if canon in self._values:
+            return self._values[canon]
+        if default is not ...:
+            return default
+        if canon in DEFAULTS:
+            return DEFAULTS[canon]
+        raise ConfigurationError(f"conf key {key!r} is not set and has no default")
+
+    def unset(self, key: str) -> None:
+        self._values.pop(canonical_key(key), None)
+
+    def getAll(self) -> dict[str, str]:
+        return {**DEFAULTS, **self._values}
+
+    def isModifiable(self, key: str) -> bool:
+        return True
+
+    def shuffle_partitions(self) -> int:
+        return parse_positive_int("spark.sql.shuffle.partitions", self.get("quiver.sql.shuffle.partitions"))
+
+    def broadcast_threshold(self) -> int:
+        return parse_size("spark.sql.autoBroadcastJoinThreshold", self.get("quiver.sql.autoBroadcastJoinThreshold"))
+
+    def max_failures(self) -> int:
+        return parse_positive_int("quiver.task.maxFailures", self.get("quiver.task.maxFailures"))

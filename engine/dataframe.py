@@ -1,0 +1,576 @@
+"""`DataFrame`: an immutable, analyzed logical plan with PySpark's methods.
+
+Every transformation returns a new DataFrame whose plan is analyzed at once, so a wrong
+column name fails on the line that names it, as in PySpark; actions plan and run a job.
+"""
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, Iterable
+
+import pyarrow as pa
+
+from quiver.engine import plan as L
+from quiver.engine import types as T
+from quiver.engine.column import Column, lit, literal_expr, to_expr
+from quiver.engine.errors import AnalysisException, ConfigurationError
+from quiver.engine.execution import QueryExecution
+from quiver.engine.expressions import (
+    AggregateFunction, Alias, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
+    IsNull, Literal, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar, conjoin,
+)
+from quiver.engine.row import Row
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from quiver.engine.grouped import GroupedData
+    from quiver.engine.session import Session
+
+
+def _flatten(cols: tuple) -> list:
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+        return list(cols[0])
+    return list(cols)
+
+
+class StorageLevel:
+    """Where cached partitions live (PySpark's names)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"StorageLevel.{self.name}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StorageLevel) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+for _level in ("NONE", "MEMORY_ONLY", "MEMORY_AND_DISK", "DISK_ONLY", "MEMORY_ONLY_2", "MEMORY_AND_DISK_2",
+               "OFF_HEAP", "MEMORY_AND_DISK_DESER"):
+    setattr(StorageLevel, _level, StorageLevel(_level))
+
+
+class DataFrame:
+    """A distributed collection of rows with named, typed columns."""
+
+    def __init__(self, session: "Session", plan: L.LogicalPlan):
+        self._session = session
+        self._plan = plan
+
+    sparkSession = property(lambda self: self._session)
+
+    def _with(self, plan: L.LogicalPlan) -> "DataFrame":
+        return self._session._df(plan)
+
+    def _execution(self) -> QueryExecution:
+        return QueryExecution(self._session, self._plan)
+
+    # ---------------------------------------------------------- schema
+
+    @property
+    def columns(self) -> list[str]:
+        return [a.name for a in self._plan.output]
+
+    @property
+    def dtypes(self) -> list[tuple[str, str]]:
+        return [(a.name, a.dtype.simpleString()) for a in self._plan.output]
+
+    @property
+    def schema(self) -> T.StructType:
+        return T.StructType([T.StructField(a.name, a.dtype, a.nullable) for a in self._plan.output])
+
+    def printSchema(self, level: int | None = None) -> None:
+        print(self.schema.treeString(), end="")
+
+    def __repr__(self) -> str:
+        return "DataFrame[" + ", ".join(f"{n}: {t}" for n, t in self.dtypes) + "]"
+
+    def __getitem__(self, item: Any) -> Any:
+        if isinstance(item, str):
+            return Column(self._resolve_column(item))
+        if isinstance(item, int):
+            return Column(self._plan.output[item])
+        if isinstance(item, Column):
+            return self.filter(item)
+        if isinstance(item, (list, tuple)):
+            return self.select(*item)
+        raise TypeError(f"unexpected item type {type(item).__name__}; use a column name, an index, a Column or a list")
+
+    def __getattr__(self, name: str) -> Column:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if any(a.name == name for a in self._plan.output):
+            return Column(self._resolve_column(name))
+        raise AttributeError(
+            f"'DataFrame' object has no attribute '{name}'. Columns: {', '.join(self.columns)}"
+        )
+
+    def _resolve_column(self, name: str) -> Expr:
+        from quiver.engine.analyzer import resolve_name
+
+        return resolve_name(UnresolvedColumn.parse(name).parts, self._plan.output)
+
+    # ---------------------------------------------------------- projections
+
+    def select(self, *cols: Any) -> "DataFrame":
+        exprs = tuple(_select_expr(c) for c in _flatten(cols))
+        return self._with(L.Project(self._plan, exprs))
+
+    def selectExpr(self, *exprs: str) -> "DataFrame":
+        from quiver.engine.sql import parse_expression
+
+        return self.select(*[Column(parse_expression(e)) for e in _flatten(exprs)])
+
+    def withColumn(self, colName: str, col: Column) -> "DataFrame":
+        return self.withColumns({colName: col})
+
+    def withColumns(self, *colsMap: dict[str, Column]) -> "DataFrame":
+        mapping = dict(colsMap[0]) if colsMap else {}
+        for name, c in mapping.items():
+            if not isinstance(c, Column):
+                raise AnalysisException(f"withColumn('{name}', ...) needs a Column, got {type(c).__name__}; wrap values in F.lit()")
+        projections: list[Expr] = []
+        replaced = set()
+        for a in self._plan.output:
+            match = next((n for n in mapping if n.lower() == a.name.lower()), None)
+            if match is not None and match not in replaced:
+                projections.append(Alias(mapping[match].expr, match))
+                replaced.add(match)
+            elif match is None:
+                projections.append(a)
+        for name, c in mapping.items():
+            if name not in replaced:
+                projections.append(Alias(c.expr, name))
+        return self._with(L.Project(self._plan, tuple(projections)))
+
+    def withColumnRenamed(self, existing: str, new: str) -> "DataFrame":
+        return self.withColumnsRenamed({existing: new})
+
+    def withColumnsRenamed(self, colsMap: dict[str, str]) -> "DataFrame":
+        lower = {k.lower(): v for k, v in colsMap.items()}
+        projections = tuple(
+            Alias(a, lower[a.name.lower()]) if a.name.lower() in lower else a for a in self._plan.output
+        )
+        return self._with(L.Project(self._plan, projections))
+
+    def toDF(self, *cols: str) -> "DataFrame":
+        names = _flatten(cols)
+        if len(names) != len(self._plan.output):
+            raise AnalysisException(
+                f"toDF() got {len(names)} names for {len(self._plan.output)} columns ({', '.join(self.columns)})"
+            )
+        return self._with(L.Project(self._plan, tuple(Alias(a, n) for a, n in zip(self._plan.output, names))))
+
+    def drop(self, *cols: Any) -> "DataFrame":
+        drop_ids: set[int] = set()
+        for c in _flatten(cols):
+            if isinstance(c, str):
+                drop_ids |= {a.expr_id for a in self._plan.output if a.name.lower() == c.lower()}
+            elif isinstance(c, Column):
+                from quiver.engine.analyzer import resolve_expression
+
+                e = resolve_expression(c.expr, self._plan.output)
+                if isinstance(e, AttributeRef):
+                    drop_ids.add(e.expr_id)
+            else:
+                raise TypeError(f"drop() takes column names or Columns, got {type(c).__name__}")
+        kept = tuple(a for a in self._plan.output if a.expr_id not in drop_ids)
+        return self._with(L.Project(self._plan, kept))
+
+    def alias(self, alias: str) -> "DataFrame":
+        return self._with(L.SubqueryAlias(self._plan, alias))
+
+    # ---------------------------------------------------------- rows
+
+    def filter(self, condition: Column | str) -> "DataFrame":
+        if isinstance(condition, str):
+            from quiver.engine.sql import parse_expression
+
+            cond = parse_expression(condition)
+        elif isinstance(condition, Column):
+            cond = condition.expr
+        else:
+            raise TypeError(f"filter() takes a Column or a SQL string, got {type(condition).__name__}")
+        return self._with(L.Filter(self._plan, cond))
+
+    where = filter
+
+    def limit(self, num: int) -> "DataFrame":
+        if num < 0:
+            raise ConfigurationError(f"limit() needs a non-negative number of rows, got {num}")
+        return self._with(L.Limit(self._plan, int(num)))
+
+    def orderBy(self, *cols: Any, ascending: bool | list[bool] | None = None) -> "DataFrame":
+        items = _flatten(cols)
+        if not items:
+            raise AnalysisException("orderBy() needs at least one column")
+        if ascending is None:
+            flags = [True] * len(items)
+        elif isinstance(ascending, (list, tuple)):
+            if len(ascending) != len(items):
+                raise AnalysisException(f"orderBy() got {len(ascending)} ascending flags for {len(items)} columns")
+            flags = [bool(a) for a in ascending]
+        else:
+            flags = [bool(ascending)] * len(items)
+        orders = []
+        for c, asc in zip(items, flags):
+            e = to_expr(c) if not isinstance(c, int) else self._plan.output[c - 1] if c > 0 else None
+            if e is None:
+                raise AnalysisException(f"orderBy() column ordinal {c} must be 1-based")
+            if isinstance(e, SortOrder):
+                orders.append(e)
+            else:
+                orders.append(SortOrder(e, asc, None))
+        return self._with(L.Sort(self._plan, tuple(orders), True))
+
+    sort = orderBy
+
+    def sortWithinPartitions(self, *cols: Any, ascending: Any = None) -> "DataFrame":
+        ordered = self.orderBy(*cols, ascending=ascending)._plan
+        assert isinstance(ordered, L.Sort)
+        return self._with(L.Sort(self._plan, ordered.orders, False))
+
+    def distinct(self) -> "DataFrame":
+        out = self._plan.output
+        return self._with(L.Aggregate(self._plan, tuple(out), tuple(out)))
+
+    def dropDuplicates(self, subset: list[str] | None = None) -> "DataFrame":
+        if subset is None:
+            return self.distinct()
+        if isinstance(subset, str):
+            subset = [subset]
+        keys = [self._resolve_column(s) for s in subset]
+        key_ids = {k.expr_id for k in keys if isinstance(k, AttributeRef)}
+        aggs: list[Expr] = []
+        for a in self._plan.output:
+            if a.expr_id in key_ids:
+                aggs.append(a)
+            else:
+                aggs.append(Alias(AggregateFunction("first", (a,)), a.name))
+        return self._with(L.Aggregate(self._plan, tuple(keys), tuple(aggs)))
+
+    drop_duplicates = dropDuplicates
+
+    def union(self, other: "DataFrame") -> "DataFrame":
+        return self._with(L.Union((self._plan, other._plan)))
+
+    unionAll = union
+
+    def unionByName(self, other: "DataFrame", allowMissingColumns: bool = False) -> "DataFrame":
+        mine = {a.name.lower(): a for a in self._plan.output}
+        theirs = {a.name.lower(): a for a in other._plan.output}
+        missing_here = [a for k, a in theirs.items() if k not in mine]
+        missing_there = [a for k, a in mine.items() if k not in theirs]
+        if (missing_here or missing_there) and not allowMissingColumns:
+            name = (missing_there or missing_here)[0].name
+            raise AnalysisException(
+                f"unionByName: column '{name}' is not in both inputs ({', '.join(self.columns)} vs "
+                f"{', '.join(other.columns)}); pass allowMissingColumns=True to fill it with nulls"
+            )
+        left = L.Project(self._plan, tuple(self._plan.output) + tuple(
+            Alias(Literal(None, a.dtype), a.name) for a in missing_here))
+        right_exprs: list[Expr] = []
+        for a in list(self._plan.output) + missing_here:
+            src = theirs.get(a.name.lower())
+            right_exprs.append(src if src is not None and src.name == a.name else
+                               Alias(src, a.name) if src is not None else Alias(Literal(None, a.dtype), a.name))
+        right = L.Project(other._plan, tuple(right_exprs))
+        return self._with(L.Union((left, right)))
+
+    # ---------------------------------------------------------- grouping and joins
+
+    def groupBy(self, *cols: Any) -> "GroupedData":
+        from quiver.engine.grouped import GroupedData
+
+        return GroupedData(self, [to_expr(c) for c in _flatten(cols)])
+
+    groupby = groupBy
+
+    def agg(self, *exprs: Any) -> "DataFrame":
+        return self.groupBy().agg(*exprs)
+
+    def join(self, other: "DataFrame", on: Any = None, how: str | None = None) -> "DataFrame":
+        how_key = (how or "inner").lower().replace(" ", "")
+        if how_key not in L.JOIN_TYPE_ALIASES:
+            raise ConfigurationError(
+                f"unsupported join type '{how}'; valid types are: inner, cross, outer, full, fullouter, full_outer, "
+                "left, leftouter, left_outer, right, rightouter, right_outer, semi, leftsemi, left_semi, anti, "
+                "leftanti, left_anti"
+            )
+        kind = L.JOIN_TYPE_ALIASES[how_key]
+        if on is None:
+            return self._with(L.Join(self._plan, other._plan, "cross" if kind == "inner" else kind, None))
+        names = [on] if isinstance(on, str) else on if isinstance(on, (list, tuple)) and on and all(isinstance(x, str) for x in on) else None
+        if names is not None:
+            return self._using_join(other, list(names), kind)
+        conds = [on] if isinstance(on, Column) else list(on)
+        cond = conjoin([c.expr for c in conds])
+        return self._with(L.Join(self._plan, other._plan, "inner" if kind == "cross" else kind, cond))
+
+    def _using_join(self, other: "DataFrame", names: list[str], kind: str) -> "DataFrame":
+        from quiver.engine.analyzer import _fresh_ids, resolve_name
+
+        right_plan = other._plan
+        left_ids = {a.expr_id for a in self._plan.output}
+        if any(a.expr_id in left_ids for a in right_plan.output):
+            right_plan = _fresh_ids(right_plan)
+        lkeys, rkeys = [], []
+        for n in names:
+            try:
+                lkeys.append(resolve_name((n,), self._plan.output))
+                rkeys.append(resolve_name((n,), right_plan.output))
+            except AnalysisException as exc:
+                raise AnalysisException(f"join column '{n}' must exist on both sides: {exc}") from None
+        cond = conjoin([Comparison("=", l, r) for l, r in zip(lkeys, rkeys)])
+        joined = L.Join(self._plan, right_plan, kind, cond)
+        if kind in ("left_semi", "left_anti"):
+            return self._with(joined)
+        key_ids = {k.expr_id for k in lkeys} | {k.expr_id for k in rkeys}
+        keys: list[Expr] = []
+        for n, l, r in zip(names, lkeys, rkeys):
+            if kind == "right":
+                keys.append(r)
+            elif kind == "full":
+                keys.append(Alias(ScalarFunction("coalesce", (l, r)), l.name))
+            else:
+                keys.append(l)
+        rest = [a for a in self._plan.output if a.expr_id not in key_ids] + \
+               [a for a in right_plan.output if a.expr_id not in key_ids]
+        analyzed = self._session._df(joined)._plan
+        nullable = {a.expr_id: a for a in analyzed.output}
+        rest = [nullable.get(a.expr_id, a) for a in rest]
+        keys = [nullable.get(k.expr_id, k) if isinstance(k, AttributeRef) else k for k in keys]
+        return self._with(L.Project(analyzed, tuple(keys + rest)))
+
+    def crossJoin(self, other: "DataFrame") -> "DataFrame":
+        return self._with(L.Join(self._plan, other._plan, "cross", None))
+
+    # ---------------------------------------------------------- missing values
+
+    @property
+    def na(self) -> "DataFrameNaFunctions":
+        return DataFrameNaFunctions(self)
+
+    def fillna(self, value: Any, subset: Any = None) -> "DataFrame":
+        if isinstance(value, dict):
+            mapping = {k.lower(): v for k, v in value.items()}
+            for k in value:
+                self._resolve_column(k)
+        else:
+            if not isinstance(value, (int, float, str, bool)):
+                raise TypeError(f"fillna() value must be int, float, str, bool or dict, got {type(value).__name__}")
+            names = [subset] if isinstance(subset, str) else subset
+            targets = [a.name.lower() for a in self._plan.output] if names is None else [n.lower() for n in names]
+            mapping = {n: value for n in targets}
+        projections: list[Expr] = []
+        for a in self._plan.output:
+            v = mapping.get(a.name.lower(), _MISSING)
+            if v is _MISSING or v is None or not _fill_applies(v, a.dtype):
+                projections.append(a)
+                continue
+            fill = Cast(Literal.of(v), a.dtype) if Literal.of(v).dtype != a.dtype else Literal.of(v)
+            projections.append(Alias(CaseWhen((_null_or_nan(a),), (fill,), a), a.name))
+        return self._with(L.Project(self._plan, tuple(projections)))
+
+    def dropna(self, how: str = "any", thresh: int | None = None, subset: Any = None) -> "DataFrame":
+        if how not in ("any", "all"):
+            raise ConfigurationError(f"dropna(how={how!r}) must be 'any' or 'all'")
+        names = [subset] if isinstance(subset, str) else subset
+        cols = self._plan.output if names is None else [self._resolve_column(n) for n in names]
+        if thresh is None:
+            thresh = len(cols) if how == "any" else 1
+        count: Expr = Literal(0, T.IntegerType())
+        for c in cols:
+            count = BinaryArithmetic("+", count, CaseWhen((_null_or_nan(c),), (Literal(0, T.IntegerType()),),
+                                                         Literal(1, T.IntegerType())))
+        return self._with(L.Filter(self._plan, Comparison(">=", count, Literal(int(thresh), T.IntegerType()))))
+
+    # ---------------------------------------------------------- caching
+
+    def cache(self) -> "DataFrame":
+        return self.persist(StorageLevel.MEMORY_AND_DISK)
+
+    def persist(self, storageLevel: StorageLevel = StorageLevel.MEMORY_AND_DISK) -> "DataFrame":
+        self._session._cache.register(self._plan, storageLevel.name)
+        return self
+
+    def unpersist(self, blocking: bool = False) -> "DataFrame":
+        self._session._cache.unregister(self._plan)
+        return self
+
+    @property
+    def is_cached(self) -> bool:
+        return self._session._cache.is_cached(self._plan)
+
+    @property
+    def storageLevel(self) -> StorageLevel:
+        level = self._session._cache.storage_level(self._plan)
+        return StorageLevel(level) if level else StorageLevel.NONE
+
+    # ---------------------------------------------------------- views
+
+    def createOrReplaceTempView(self, name: str) -> None:
+        self._session._register_view(name, self._plan, replace=True)
+
+    def createTempView(self, name: str) -> None:
+        self._session._register_view(name, self._plan, replace=False)
+
+    createOrReplaceGlobalTempView = createOrReplaceTempView
+
+    # ---------------------------------------------------------- actions
+
+    def toArrow(self) -> pa.Table:
+        """The result as an Arrow table (columns and types as `schema`)."""
+        return self._execution().to_table()
+
+    def collect(self) -> list[Row]:
+        return table_to_rows(self.toArrow())
+
+    def toLocalIterator(self, prefetchPartitions: bool = False) -> Iterable[Row]:
+        return iter(self.collect())
+
+    def toPandas(self) -> "pd.DataFrame":
+        table = self.toArrow()
+        names = table.column_names
+        frame = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas(
+            date_as_object=True, coerce_temporal_nanoseconds=True)
+        frame.columns = names
+        return frame
+
+    def count(self) -> int:
+        counted = self._with(L.Aggregate(self._plan, (), (Alias(AggregateFunction("count", ()), "count"),)))
+        return int(counted.toArrow().column(0)[0].as_py())
+
+    def take(self, num: int) -> list[Row]:
+        return self.limit(num).collect()
+
+    def head(self, n: int | None = None) -> Row | None | list[Row]:
+        if n is None:
+            rows = self.take(1)
+            return rows[0] if rows else None
+        return self.take(n)
+
+    def first(self) -> Row | None:
+        return self.head()
+
+    def tail(self, num: int) -> list[Row]:
+        rows = self.collect()
+        return rows[-num:] if num else []
+
+    def isEmpty(self) -> bool:
+        return len(self.take(1)) == 0
+
+    def show(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> None:
+        from quiver.engine.display import show_string
+
+        print(self._show_string(n, truncate, vertical), end="")
+
+    def _show_string(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> str:
+        from quiver.engine.display import show_string
+
+        table = self.limit(n + 1).toArrow() if n >= 0 else self.toArrow()
+        return show_string(table, self.schema, n, truncate, vertical)
+
+    def explain(self, extended: bool | str | None = None, mode: str | None = None) -> None:
+        if isinstance(extended, str):
+            mode = extended
+        print(self._execution().explain_string(mode or ("extended" if extended is not False else "simple")))
+
+    def transform(self, func: Any, *args: Any, **kwargs: Any) -> "DataFrame":
+        return func(self, *args, **kwargs)
+
+    @property
+    def write(self) -> Any:
+        from quiver.engine.readwriter import DataFrameWriter
+
+        return DataFrameWriter(self)
+
+    def hint(self, name: str, *parameters: Any) -> "DataFrame":
+        return self
+
+    def _repr_html_(self) -> str:
+        from quiver.engine.display import html_table
+
+        return html_table(self.limit(21).toArrow(), self.schema, 20)
+
+
+_MISSING = object()
+
+
+def _select_expr(c: Any) -> Expr:
+    if isinstance(c, str):
+        return UnresolvedStar(None) if c == "*" else UnresolvedColumn.parse(c)
+    if isinstance(c, Column):
+        return c.expr
+    raise TypeError(f"select() takes column names or Columns, got {type(c).__name__}: {c!r}")
+
+
+def _fill_applies(value: Any, dtype: T.DataType) -> bool:
+    """fillna fills numbers into numeric columns, strings into string columns, bools into booleans."""
+    if isinstance(value, bool):
+        return isinstance(dtype, T.BooleanType)
+    if isinstance(value, (int, float)):
+        return isinstance(dtype, T.NumericType)
+    if isinstance(value, str):
+        return isinstance(dtype, T.StringType)
+    return False
+
+
+def _null_or_nan(e: Expr) -> Expr:
+    """Spark's na functions treat NaN like null in floating-point columns."""
+    if isinstance(e.dtype, (T.DoubleType, T.FloatType)):
+        return Or(IsNull(e), Not(Comparison("=", e, e)))
+    return IsNull(e)
+
+
+class DataFrameNaFunctions:
+    """`df.na`: fill, drop."""
+
+    def __init__(self, df: DataFrame):
+        self._df = df
+
+    def fill(self, value: Any, subset: Any = None) -> DataFrame:
+        return self._df.fillna(value, subset)
+
+    def drop(self, how: str = "any", thresh: int | None = None, subset: Any = None) -> DataFrame:
+        return self._df.dropna(how, thresh, subset)
+
+
+def table_to_rows(table: pa.Table) -> list[Row]:
+    """Rows of an Arrow table; structs become Rows, maps become dicts, as PySpark returns them."""
+    names = table.column_names
+    columns = [_py_values(table.column(i)) for i in range(table.num_columns)]
+    return [Row._make(names, values) for values in zip(*columns)] if columns else [Row._make([], ()) for _ in range(table.num_rows)]
+
+
+def _py_values(col: pa.ChunkedArray) -> list:
+    t = col.type
+    values = col.to_pylist()
+    if _needs_conversion(t):
+        return [_convert(v, t) for v in values]
+    return values
+
+
+def _needs_conversion(t: pa.DataType) -> bool:
+    return pa.types.is_struct(t) or pa.types.is_map(t) or (
+        (pa.types.is_list(t) or pa.types.is_large_list(t)) and _needs_conversion(t.value_type))
+
+
+def _convert(v: Any, t: pa.DataType) -> Any:
+    if v is None:
+        return None
+    if pa.types.is_struct(t):
+        return Row._make([f.name for f in t], [_convert(v[f.name], f.type) for f in t])
+    if pa.types.is_map(t):
+        return {k: _convert(x, t.item_type) for k, x in v}
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [_convert(x, t.value_type) for x in v]
+    return v
+
+
+__all__ = ["DataFrame", "StorageLevel", "table_to_rows", "sys", "lit", "literal_expr"]

@@ -1,0 +1,41 @@
+"""The exception types users catch: named after PySpark's so `except AnalysisException` works."""
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+
+class QuiverError(Exception):
+    """Base of every error Quiver raises on purpose."""
+
+
+class AnalysisException(QuiverError):
+    """A plan refers to something that does not exist or mixes incompatible types."""
+
+
+class ParseException(AnalysisException):
+    """SQL text, a type string or a schema string could not be parsed."""
+
+
+class ConfigurationError(QuiverError, ValueError):
+    """A conf key or option has a value outside what it accepts."""
+
+
+class TaskFailedError(QuiverError):
+    """A task failed on every allowed attempt; names the stage, task and partition."""
+
+    def __init__(self, message: str, stage_id: int, partition: int, attempts: int):
+        super().__init__(message)
+        self.stage_id = stage_id
+        self.partition = partition
+        self.attempts = attempts
+
+
+def unknown_column(name: str, available: Iterable[str], what: str = "column") -> AnalysisException:
+    """An error naming the missing column, the closest available one and all of them."""
+    available = list(dict.fromkeys(available))
+    close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return AnalysisException(
+        f"{what} '{name}' does not exist.{hint}\nAvailable columns: {', '.join(available) or '(none)'}"
+    )

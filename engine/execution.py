@@ -1,0 +1,151 @@
+"""One query's way through the engine: analyzed -> optimized -> physical -> stages -> result.
+
+Each step is computed once, on first use, and can be printed; `explain()` shows them all.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import pyarrow as pa
+
+from quiver.engine import plan as L
+from quiver.engine.store import BlockId
+from quiver.planners.optimizer import optimize
+from quiver.planners.physical import PhysicalPlan, PlannerConfig, plan_physical
+from quiver.planners.stages import StageGraph, split_stages
+
+if TYPE_CHECKING:
+    from quiver.engine.session import Session
+
+
+class QueryExecution:
+    """The plans of one action, derived lazily from an analyzed logical plan."""
+
+    def __init__(self, session: "Session", analyzed: L.LogicalPlan):
+        self.session = session
+        self.analyzed = analyzed
+
+    @cached_property
+    def with_cached_data(self) -> L.LogicalPlan:
+        return self.session._cache.substitute(self.analyzed)
+
+    @cached_property
+    def _optimized(self) -> tuple[L.LogicalPlan, list[str]]:
+        return optimize(self.with_cached_data)
+
+    @property
+    def optimized(self) -> L.LogicalPlan:
+        return self._optimized[0]
+
+    @property
+    def fired_rules(self) -> list[str]:
+        return self._optimized[1]
+
+    @cached_property
+    def physical(self) -> PhysicalPlan:
+        conf = self.session.conf
+        pconf = PlannerConfig(
+            shuffle_partitions=conf.shuffle_partitions(),
+            broadcast_threshold=conf.broadcast_threshold(),
+            default_parallelism=self.session._runtime.parallelism,
+        )
+        return plan_physical(self.optimized, pconf)
+
+    @cached_property
+    def stages(self) -> StageGraph:
+        return split_stages(self.physical)
+
+    def run(self, result_task: Callable[[int, Iterator[pa.RecordBatch]], Any]) -> list[Any]:
+        """Run the job; `result_task(partition, batches)` consumes each result partition."""
+        return self.session._scheduler.run_job(self.stages, result_task)
+
+    def to_table(self) -> pa.Table:
+        """The whole result as one Arrow table with the user's column names, in partition order."""
+        output = self.analyzed.output
+        schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in output])
+        parts = self.run(lambda p, batches: [_conform(b, schema) for b in batches])
+        batches = [b for part in parts for b in part]
+        table = pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
+        return table.rename_columns([a.name for a in output])
+
+    def explain_string(self, mode: str = "extended") -> str:
+        sections = []
+        if mode in ("extended", "formatted", "all"):
+            sections.append("== Analyzed Logical Plan ==\n" + self.analyzed.tree_string())
+            rules = f"  (rules fired: {', '.join(self.fired_rules) or 'none'})"
+            sections.append("== Optimized Logical Plan ==" + rules + "\n" + self.optimized.tree_string())
+        sections.append("== Physical Plan ==\n" + self.physical.tree_string())
+        sections.append("== Stages ==\n" + self.stages.describe())
+        return "\n\n".join(sections) + "\n"
+
+
+def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """Order columns as the query's output and give them exactly its types."""
+    if batch.schema.names != schema.names:
+        batch = pa.RecordBatch.from_arrays([batch.column(n) for n in schema.names], names=schema.names)
+    if batch.schema != schema:
+        batch = pa.RecordBatch.from_arrays(
+            [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, schema)], schema=schema)
+    return batch
+
+
+class CacheManager:
+    """Plans the user cached, materialised into the block store the first time a job needs them."""
+
+    def __init__(self, session: "Session"):
+        self.session = session
+        self._entries: dict[L.LogicalPlan, L.InMemoryRelation | None] = {}
+        self._levels: dict[L.LogicalPlan, str] = {}
+        self._next_key = 0
+
+    def register(self, plan: L.LogicalPlan, storage_level: str) -> None:
+        if plan not in self._entries:
+            self._entries[plan] = None
+            self._levels[plan] = storage_level
+
+    def is_cached(self, plan: L.LogicalPlan) -> bool:
+        return plan in self._entries
+
+    def storage_level(self, plan: L.LogicalPlan) -> str | None:
+        return self._levels.get(plan)
+
+    def unregister(self, plan: L.LogicalPlan) -> None:
+        entry = self._entries.pop(plan, None)
+        self._levels.pop(plan, None)
+        if entry is not None:
+            self.session._store.drop(BlockId("cache", entry.cache_key, p, 0) for p in range(entry.partitions))
+
+    def clear(self) -> None:
+        for plan in list(self._entries):
+            self.unregister(plan)
+
+    def substitute(self, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """Replace every cached subtree by its in-memory relation, materialising it if needed."""
+        if not self._entries:
+            return plan
+
+        def rule(node: L.LogicalPlan) -> L.LogicalPlan:
+            if node in self._entries:
+                return self._materialize(node)
+            return node
+
+        return L.transform_down(plan, rule)
+
+    def _materialize(self, plan: L.LogicalPlan) -> L.InMemoryRelation:
+        entry = self._entries.get(plan)
+        if entry is not None:
+            return entry
+        key = self._next_key
+        self._next_key += 1
+        qe = QueryExecution(self.session, plan)
+        store = self.session._store
+
+        def keep(p: int, batches: Iterator[pa.RecordBatch]) -> int:
+            store.put(BlockId("cache", key, p, 0), list(batches))
+            return p
+
+        parts = qe.run(keep)
+        entry = L.InMemoryRelation(key, plan.output, len(parts), self._levels[plan])
+        self._entries[plan] = entry
+        return entry

@@ -1,0 +1,2 @@
+"""Scalar F.* wrappers (being written)."""
+__all__: list[str] = []

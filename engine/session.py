@@ -1,0 +1,275 @@
+"""`Session`: the entry point, shaped like `pyspark.sql.SparkSession`.
+
+`Session.builder.master("local[4]").appName("x").config(k, v).getOrCreate()` returns the
+active session (one per process, as in PySpark); it owns the runtime, the block store,
+the scheduler, the temp views and the cache.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Iterable
+
+import pyarrow as pa
+
+from quiver.engine import plan as L
+from quiver.engine import types as T
+from quiver.engine.conf import RuntimeConfig
+from quiver.engine.errors import AnalysisException, ConfigurationError
+from quiver.engine.execution import CacheManager
+from quiver.engine.expressions import AttributeRef, new_expr_id
+from quiver.engine.local_data import to_arrow_table
+from quiver.engine.runtime.local import LocalRuntime, parse_local_master
+from quiver.engine.scheduler import DAGScheduler
+from quiver.engine.store import BlockStore
+from quiver.executors.cpu import CpuExecutor
+
+_lock = threading.RLock()
+
+
+class _Builder:
+    """`Session.builder`: collects master, app name and conf, then returns the session."""
+
+    def __init__(self) -> None:
+        self._options: dict[str, Any] = {}
+
+    def master(self, master: str) -> "_Builder":
+        self._options["quiver.master"] = master
+        return self
+
+    def appName(self, name: str) -> "_Builder":
+        self._options["quiver.app.name"] = name
+        return self
+
+    def config(self, key: str | None = None, value: Any = None, conf: Any = None, map: dict | None = None) -> "_Builder":
+        if key is not None:
+            self._options[key] = value
+        for k, v in (map or {}).items():
+            self._options[k] = v
+        if conf is not None:
+            for k, v in conf.getAll() if hasattr(conf, "getAll") else dict(conf).items():
+                self._options[k] = v
+        return self
+
+    def enableHiveSupport(self) -> "_Builder":
+        return self
+
+    def getOrCreate(self) -> "Session":
+        with _lock:
+            active = Session._active
+            if active is not None and not active._stopped:
+                for k, v in self._options.items():
+                    if k not in ("quiver.master", "spark.master"):
+                        active.conf.set(k, v)
+                return active
+            session = Session(self._options)
+            Session._active = session
+            return session
+
+    create = getOrCreate
+
+
+class _BuilderDescriptor:
+    def __get__(self, obj: Any, owner: type) -> _Builder:
+        return _Builder()
+
+
+class SparkContextShim:
+    """The few `spark.sparkContext` members PySpark programs touch on a local session."""
+
+    def __init__(self, session: "Session"):
+        self._session = session
+
+    def setLogLevel(self, level: str) -> None:
+        import logging
+
+        logging.getLogger("quiver").setLevel(getattr(logging, level.upper(), logging.WARNING))
+
+    @property
+    def defaultParallelism(self) -> int:
+        return self._session._runtime.parallelism
+
+    @property
+    def master(self) -> str:
+        return self._session.master
+
+    @property
+    def appName(self) -> str:
+        return self._session.app_name
+
+    def stop(self) -> None:
+        self._session.stop()
+
+
+class Session:
+    """A Quiver session; use `Session.builder...getOrCreate()`."""
+
+    builder = _BuilderDescriptor()
+    _active: "Session | None" = None
+
+    def __init__(self, options: dict[str, Any] | None = None):
+        options = dict(options or {})
+        self.conf = RuntimeConfig(options)
+        self.master = str(self.conf.get("quiver.master", os.environ.get("QUIVER_MASTER", "local[*]")))
+        self.app_name = str(self.conf.get("quiver.app.name", "quiver"))
+        threads = parse_local_master(self.master, os.cpu_count() or 1)
+        if threads is None:
+            raise ConfigurationError(
+                f"master {self.master!r} is not supported here; valid masters are local, local[N], local[*] "
+                "(ray and ray://host:port arrive with the Ray runtime)"
+            )
+        self._runtime = LocalRuntime(threads)
+        self._store = BlockStore()
+        self._scheduler = DAGScheduler(self._runtime, self._store, CpuExecutor(), self.conf.max_failures())
+        self._views: dict[str, L.LogicalPlan] = {}
+        self._cache = CacheManager(self)
+        self._stopped = False
+
+    # ---------------------------------------------------------- life cycle
+
+    @classmethod
+    def getActiveSession(cls) -> "Session | None":
+        return cls._active if cls._active is not None and not cls._active._stopped else None
+
+    @property
+    def sparkContext(self) -> SparkContextShim:
+        return SparkContextShim(self)
+
+    @property
+    def version(self) -> str:
+        from importlib.metadata import version
+
+        return version("quiver")
+
+    def newSession(self) -> "Session":
+        return self
+
+    def stop(self) -> None:
+        with _lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            self._cache.clear()
+            self._runtime.shutdown()
+            if Session._active is self:
+                Session._active = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # ---------------------------------------------------------- data
+
+    def createDataFrame(self, data: Any, schema: Any = None, samplingRatio: float | None = None,
+                        verifySchema: bool = True) -> "DataFrame":
+        """A DataFrame from pandas, an Arrow table, or a list of tuples / dicts / Rows."""
+        table = to_arrow_table(data, schema)
+        attrs = tuple(
+            AttributeRef(f.name, T.from_arrow(f.type), True, new_expr_id()) for f in table.schema
+        )
+        return self._df(L.LocalRelation(table, attrs))
+
+    def range(self, start: int, end: int | None = None, step: int = 1, numPartitions: int | None = None) -> "DataFrame":
+        """A single bigint column `id` from `start` (inclusive) to `end` (exclusive)."""
+        if end is None:
+            start, end = 0, start
+        if step == 0:
+            raise ConfigurationError("range() step must not be 0")
+        attr = AttributeRef("id", T.LongType(), False, new_expr_id())
+        return self._df(L.RangeRelation(int(start), int(end), int(step), numPartitions, attr))
+
+    @property
+    def read(self) -> Any:
+        from quiver.engine.readwriter import DataFrameReader
+
+        return DataFrameReader(self)
+
+    def table(self, name: str) -> "DataFrame":
+        key = name.lower()
+        if key not in self._views:
+            from quiver.engine.errors import unknown_column
+
+            raise AnalysisException(
+                f"table or view '{name}' not found. Registered temp views: {', '.join(sorted(self._views)) or '(none)'}"
+            )
+        return self._df(L.SubqueryAlias(self._views[key], name))
+
+    def sql(self, query: str, args: dict | None = None, **kwargs: Any) -> "DataFrame":
+        from quiver.engine.sql import sql_to_plan
+
+        return self._df(sql_to_plan(self, query))
+
+    @property
+    def catalog(self) -> "Catalog":
+        return Catalog(self)
+
+    def _register_view(self, name: str, plan: L.LogicalPlan, replace: bool) -> None:
+        key = name.lower()
+        if key in self._views and not replace:
+            raise AnalysisException(f"temp view '{name}' already exists; use createOrReplaceTempView to replace it")
+        self._views[key] = plan
+
+    def _df(self, plan: L.LogicalPlan) -> "DataFrame":
+        from quiver.engine.analyzer import analyze
+        from quiver.engine.dataframe import DataFrame
+
+        return DataFrame(self, analyze(plan))
+
+    def _dataframe_from_source(self, source: Any) -> "DataFrame":
+        """A DataFrame scanning a connector `Source` (used by `spark.read`)."""
+        schema = T.schema_from_arrow(source.schema())
+        attrs = tuple(AttributeRef(f.name, f.dataType, True, new_expr_id()) for f in schema.fields)
+        return self._df(L.SourceScan(source, attrs))
+
+    def _execute_write(self, df: "DataFrame", sink: Any) -> None:
+        """Run `df` with each result task writing its partition into `sink`; commit once, or abort."""
+        if sink.setup() is False:
+            return
+        qe = df._execution()
+        output = df._plan.output
+        names = [a.name for a in output]
+        schema = pa.schema([pa.field(a.name, a.dtype.to_arrow()) for a in output])
+
+        def write(p: int, batches: Iterable[pa.RecordBatch]) -> Any:
+            renamed = (pa.RecordBatch.from_arrays([b.column(a.internal_name) for a in output], schema=schema)
+                       for b in batches)
+            return sink.write_task(p, renamed)
+
+        try:
+            results = qe.run(write)
+        except BaseException:
+            sink.abort()
+            raise
+        try:
+            sink.commit(results)
+        except BaseException:
+            sink.abort()
+            raise
+        del names
+
+
+class Catalog:
+    """`spark.catalog`: temp views and cache status."""
+
+    def __init__(self, session: Session):
+        self._session = session
+
+    def listTables(self) -> list[str]:
+        return sorted(self._session._views)
+
+    def dropTempView(self, name: str) -> bool:
+        return self._session._views.pop(name.lower(), None) is not None
+
+    def tableExists(self, name: str) -> bool:
+        return name.lower() in self._session._views
+
+    def isCached(self, name: str) -> bool:
+        return self._session._cache.is_cached(self._session._views[name.lower()])
+
+    def clearCache(self) -> None:
+        self._session._cache.clear()
+
+
+from quiver.engine.dataframe import DataFrame  # noqa: E402  (circular: DataFrame needs Session at runtime)

@@ -1,0 +1,183 @@
+"""The CPU executor: runs a stage's physical operators for one partition with pyarrow.compute and Acero.
+
+Operators are pulled as generators, so scan -> filter -> project -> partial aggregate
+streams batch by batch; only blocking operators (aggregate, join, sort) hold a partition.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from quiver.engine.shuffle import read_shuffle
+from quiver.engine.store import BlockId
+from quiver.executors.aggregate import aggregate_partition
+from quiver.executors.arrow_predicate import to_arrow_predicate
+from quiver.executors.base import Device, TaskContext
+from quiver.executors.evaluate import evaluate_array, filter_batch
+from quiver.executors.join import join_tables
+from quiver.executors.sort import sort_indices, top_k_indices
+from quiver.planners import physical as P
+
+RANGE_BATCH_ROWS = 1 << 16
+
+CPU_OPERATORS = frozenset({
+    "ScanExec", "LocalTableExec", "CachedExec", "RangeExec", "FilterExec", "ProjectExec",
+    "HashAggregateExec", "HashJoinExec", "NestedLoopJoinExec", "SortExec", "TopKExec", "LimitExec",
+    "UnionExec", "ShuffleReadExec",
+})
+
+
+class CpuExecutor:
+    """Runs every operator; the reference every other device must agree with."""
+
+    device = Device("cpu", 0)
+    capabilities = CPU_OPERATORS
+
+    def execute(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        handler = getattr(self, f"_{type(plan).__name__}", None)
+        if handler is None:
+            raise NotImplementedError(f"the CPU executor cannot run {type(plan).__name__}")
+        return handler(plan, partition, ctx)
+
+    # ---------------------------------------------------------- leaves
+
+    def _ScanExec(self, plan: P.ScanExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        split = plan.splits[partition]
+        columns = [a.name for a in plan.attributes]
+        predicate = to_arrow_predicate(plan.filters)
+        names = [a.internal_name for a in plan.attributes]
+        types = [a.dtype.to_arrow() for a in plan.attributes]
+        for batch in plan.source.read(split, columns, predicate):
+            yield _conform(batch, columns, names, types)
+
+    def _LocalTableExec(self, plan: P.LocalTableExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        n = plan.table.num_rows
+        start = n * partition // plan.partitions
+        end = n * (partition + 1) // plan.partitions
+        piece = plan.table.slice(start, end - start)
+        piece = piece.rename_columns([a.internal_name for a in plan.attributes])
+        yield from piece.to_batches()
+
+    def _CachedExec(self, plan: P.CachedExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        yield from ctx.blocks.get(BlockId("cache", plan.cache_key, partition, 0))
+
+    def _RangeExec(self, plan: P.RangeExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        total = max(0, -(-(plan.end - plan.start) // plan.step))
+        lo = total * partition // plan.partitions
+        hi = total * (partition + 1) // plan.partitions
+        name = plan.attribute.internal_name
+        for s in range(lo, hi, RANGE_BATCH_ROWS):
+            e = min(hi, s + RANGE_BATCH_ROWS)
+            values = plan.start + np.arange(s, e, dtype=np.int64) * plan.step
+            yield pa.RecordBatch.from_arrays([pa.array(values)], names=[name])
+
+    def _ShuffleReadExec(self, plan: P.ShuffleReadExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        reduce_partition = 0 if plan.broadcast else partition
+        yield from read_shuffle(ctx.blocks, f"job{ctx.job_id}", plan.stage_id, plan.map_partitions, reduce_partition)
+
+    # ---------------------------------------------------------- pipelined
+
+    def _FilterExec(self, plan: P.FilterExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        for batch in self.execute(plan.child, partition, ctx):
+            out = filter_batch(batch, plan.condition)
+            if out.num_rows:
+                yield out
+
+    def _ProjectExec(self, plan: P.ProjectExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        names = [a.internal_name for a in plan.output]
+        for batch in self.execute(plan.child, partition, ctx):
+            arrays = [evaluate_array(p, batch) for p in plan.projections]
+            yield pa.RecordBatch.from_arrays(arrays, names=names)
+
+    def _LimitExec(self, plan: P.LimitExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        remaining = plan.n
+        if remaining <= 0:
+            return
+        for batch in self.execute(plan.child, partition, ctx):
+            if batch.num_rows >= remaining:
+                yield batch.slice(0, remaining)
+                return
+            remaining -= batch.num_rows
+            yield batch
+
+    def _UnionExec(self, plan: P.UnionExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        names = [a.internal_name for a in plan.output]
+        for child in plan.inputs:
+            if partition < child.num_partitions:
+                for batch in self.execute(child, partition, ctx):
+                    yield pa.RecordBatch.from_arrays(batch.columns, names=names)
+                return
+            partition -= child.num_partitions
+
+    # ---------------------------------------------------------- blocking
+
+    def _HashAggregateExec(self, plan: P.HashAggregateExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        yield from aggregate_partition(self.execute(plan.child, partition, ctx), plan.keys, plan.calls, plan.mode)
+
+    def _HashJoinExec(self, plan: P.HashJoinExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        left = self._table(plan.left, partition, ctx)
+        right = self._table(plan.right, partition, ctx)
+        out = join_tables(left, right, plan.how, plan.left_keys, plan.right_keys, plan.residual, plan.output)
+        yield from out.to_batches()
+
+    def _NestedLoopJoinExec(self, plan: P.NestedLoopJoinExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        left = self._table(plan.left, partition, ctx)
+        right = self._table(plan.right, partition, ctx)
+        out = join_tables(left, right, plan.how, (), (), plan.condition, plan.output)
+        yield from out.to_batches()
+
+    def _SortExec(self, plan: P.SortExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        table = self._table(plan.child, partition, ctx)
+        if table.num_rows == 0:
+            return
+        batch = _single_batch(table)
+        keys = [evaluate_array(o.child, batch) for o in plan.orders]
+        yield from table.take(sort_indices(keys, plan.orders)).to_batches()
+
+    def _TopKExec(self, plan: P.TopKExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        kept: pa.Table | None = None
+        for batch in self.execute(plan.child, partition, ctx):
+            if batch.num_rows == 0:
+                continue
+            merged = pa.Table.from_batches([batch]) if kept is None else pa.concat_tables([kept, pa.Table.from_batches([batch])])
+            kept = self._top(merged, plan)
+        if kept is not None and kept.num_rows:
+            yield from kept.to_batches()
+
+    def _top(self, table: pa.Table, plan: P.TopKExec) -> pa.Table:
+        batch = _single_batch(table)
+        keys = [evaluate_array(o.child, batch) for o in plan.orders]
+        return table.take(top_k_indices(keys, plan.orders, plan.n))
+
+    def _table(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> pa.Table:
+        batches = list(self.execute(plan, partition, ctx))
+        schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in plan.output])
+        if not batches:
+            return schema.empty_table()
+        return pa.Table.from_batches(batches)
+
+
+def _single_batch(table: pa.Table) -> pa.RecordBatch:
+    table = table.combine_chunks()
+    batches = table.to_batches()
+    if len(batches) == 1:
+        return batches[0]
+    return pa.RecordBatch.from_arrays([c.combine_chunks() for c in table.columns], schema=table.schema)
+
+
+def _conform(batch: pa.RecordBatch, columns: list[str], names: list[str], types: list[pa.DataType]) -> pa.RecordBatch:
+    """Select, rename to internal names and cast to each column's canonical Arrow type."""
+    arrays = []
+    for col, t in zip(columns, types):
+        arr = batch.column(col)
+        if arr.type != t:
+            if pa.types.is_dictionary(arr.type):
+                arr = arr.dictionary_decode()
+            arr = arr.cast(t)
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+__all__ = ["CpuExecutor"]

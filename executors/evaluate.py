@@ -1,0 +1,209 @@
+"""Vectorised evaluation of analyzed expressions over Arrow record batches (CPU executor).
+
+Each expression maps to pyarrow.compute kernels over whole columns; a result may be a
+`pa.Scalar` when it does not depend on the batch (literals), and is broadcast only where a
+column is needed.
+"""
+from __future__ import annotations
+
+from typing import Union
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from quiver.engine import types as T
+from quiver.engine.errors import QuiverError
+from quiver.engine.expressions import (
+    Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In, IsNotNull,
+    IsNull, Literal, Negate, Not, Or, ScalarFunction,
+)
+
+Value = Union[pa.Array, pa.ChunkedArray, pa.Scalar]
+
+_COMPARE = {"=": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}
+
+
+def evaluate(expr: Expr, batch: pa.RecordBatch) -> Value:
+    """Evaluate `expr` over `batch`; columns are found by their attribute's internal name."""
+    if isinstance(expr, AttributeRef):
+        idx = batch.schema.get_field_index(expr.internal_name)
+        if idx < 0:
+            raise QuiverError(
+                f"internal: column {expr.internal_name} is not in the batch ({', '.join(batch.schema.names)})"
+            )
+        return batch.column(idx)
+    if isinstance(expr, Literal):
+        return literal_scalar(expr)
+    if isinstance(expr, Alias):
+        return evaluate(expr.child, batch)
+    if isinstance(expr, BinaryArithmetic):
+        return _arithmetic(expr, evaluate(expr.left, batch), evaluate(expr.right, batch))
+    if isinstance(expr, Negate):
+        return pc.negate(evaluate(expr.child, batch))
+    if isinstance(expr, Comparison):
+        return _compare(expr.op, evaluate(expr.left, batch), evaluate(expr.right, batch))
+    if isinstance(expr, And):
+        return pc.and_kleene(evaluate(expr.left, batch), evaluate(expr.right, batch))
+    if isinstance(expr, Or):
+        return pc.or_kleene(evaluate(expr.left, batch), evaluate(expr.right, batch))
+    if isinstance(expr, Not):
+        return pc.invert(evaluate(expr.child, batch))
+    if isinstance(expr, IsNull):
+        return pc.is_null(evaluate(expr.child, batch))
+    if isinstance(expr, IsNotNull):
+        return pc.is_valid(evaluate(expr.child, batch))
+    if isinstance(expr, In):
+        return _in(expr, batch)
+    if isinstance(expr, Cast):
+        from quiver.executors.cast import cast_array
+
+        return cast_array(evaluate(expr.child, batch), expr.to)
+    if isinstance(expr, CaseWhen):
+        return _case_when(expr, batch)
+    if isinstance(expr, ScalarFunction):
+        from quiver.executors.scalar_kernels import KERNELS
+
+        kernel = KERNELS.get(expr.name)
+        if kernel is None:
+            raise QuiverError(f"function {expr.name} has no CPU kernel")
+        return kernel([evaluate(a, batch) for a in expr.args], expr.dtype)
+    raise QuiverError(f"cannot evaluate {type(expr).__name__} ({expr.sql()}) on the CPU executor")
+
+
+def evaluate_array(expr: Expr, batch: pa.RecordBatch) -> pa.Array:
+    """Evaluate and broadcast to a column of the batch's length and the expression's type."""
+    value = evaluate(expr, batch)
+    return as_array(value, batch.num_rows, expr.dtype.to_arrow())
+
+
+def as_array(value: Value, length: int, arrow_type: pa.DataType | None = None) -> pa.Array:
+    if isinstance(value, pa.Scalar):
+        if arrow_type is not None and value.type != arrow_type:
+            value = value.cast(arrow_type) if value.is_valid else pa.scalar(None, arrow_type)
+        if not value.is_valid:
+            return pa.nulls(length, value.type)
+        return pa.repeat(value, length)
+    if isinstance(value, pa.ChunkedArray):
+        value = value.combine_chunks()
+    if arrow_type is not None and value.type != arrow_type:
+        value = value.cast(arrow_type)
+    return value
+
+
+def literal_scalar(lit: Literal) -> pa.Scalar:
+    return pa.scalar(lit.value, type=lit.data_type.to_arrow())
+
+
+def filter_batch(batch: pa.RecordBatch, condition: Expr) -> pa.RecordBatch:
+    """Rows where `condition` is true (null counts as false, as in SQL)."""
+    mask = evaluate(condition, batch)
+    if isinstance(mask, pa.Scalar):
+        return batch if mask.as_py() else batch.slice(0, 0)
+    return batch.filter(mask, null_selection_behavior="drop")
+
+
+def _compare(op: str, left: Value, right: Value) -> Value:
+    if op == "<=>":
+        both_null = pc.and_(pc.is_null(left), pc.is_null(right))
+        eq = pc.fill_null(pc.equal(left, right), False)
+        return pc.or_(both_null, eq)
+    return _COMPARE[op](left, right)
+
+
+def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
+    op = expr.op
+    out_type = expr.dtype
+    if op == "+":
+        result = pc.add(left, right)
+    elif op == "-":
+        result = pc.subtract(left, right)
+    elif op == "*":
+        result = pc.multiply(left, right)
+    elif op == "/":
+        result = _null_if_zero_divisor(pc.divide, left, right)
+    else:
+        result = _remainder(left, right)
+    arrow_type = out_type.to_arrow()
+    if result.type != arrow_type:
+        result = result.cast(arrow_type, safe=False)
+    return result
+
+
+def _null_if_zero_divisor(fn, left: Value, right: Value) -> Value:
+    """Spark (non-ANSI) returns null for x / 0 and x % 0 instead of raising or infinity."""
+    zero = pc.equal(right, pa.scalar(0, right.type) if not pa.types.is_decimal(right.type) else pa.scalar(0).cast(right.type))
+    if isinstance(zero, pa.Scalar):
+        if zero.as_py():
+            length = len(left) if not isinstance(left, pa.Scalar) else None
+            out_type = fn(pa.array([1], left.type), pa.array([1], right.type)).type
+            return pa.nulls(length, out_type) if length is not None else pa.scalar(None, out_type)
+        return fn(left, right)
+    safe_right = pc.if_else(zero, pa.scalar(1).cast(right.type), right)
+    result = fn(left, safe_right)
+    return pc.if_else(zero, pa.scalar(None, result.type), result)
+
+
+def _remainder(left: Value, right: Value) -> Value:
+    """Remainder with the sign of the dividend (Java's %), null for a zero divisor."""
+    t = left.type
+    if pa.types.is_floating(t):
+        def fmod(a: Value, b: Value) -> Value:
+            n = len(a) if not isinstance(a, pa.Scalar) else len(b)
+            an, bn = as_array(a, n), as_array(b, n)
+            res = np.fmod(an.to_numpy(zero_copy_only=False), bn.to_numpy(zero_copy_only=False))
+            return _mask_like(pa.array(res, type=t), an, bn)
+
+        if isinstance(left, pa.Scalar) and isinstance(right, pa.Scalar):
+            return pa.scalar(None if not (left.is_valid and right.is_valid) or right.as_py() == 0
+                             else float(np.fmod(left.as_py(), right.as_py())), t)
+        return _null_if_zero_divisor(fmod, left, right)
+
+    def int_mod(a: Value, b: Value) -> Value:
+        return pc.subtract(a, pc.multiply(pc.divide(a, b), b))
+
+    return _null_if_zero_divisor(int_mod, left, right)
+
+
+def _mask_like(values: pa.Array, *inputs: pa.Array) -> pa.Array:
+    valid = None
+    for arr in inputs:
+        v = pc.is_valid(arr)
+        valid = v if valid is None else pc.and_(valid, v)
+    return pc.if_else(valid, values, pa.scalar(None, values.type))
+
+
+def _in(expr: In, batch: pa.RecordBatch) -> Value:
+    child = evaluate(expr.child, batch)
+    if all(isinstance(v, Literal) for v in expr.values):
+        values = [v.value for v in expr.values]
+        non_null = [v for v in values if v is not None]
+        has_null = len(non_null) != len(values)
+        value_set = pa.array(non_null, type=expr.child.dtype.to_arrow())
+        found = pc.is_in(child, value_set=value_set, skip_nulls=True)
+        found = pc.if_else(pc.is_null(child), pa.scalar(None, pa.bool_()), found)
+        if has_null:
+            found = pc.if_else(found, True, pa.scalar(None, pa.bool_()))
+        return found
+    result: Value | None = None
+    for v in expr.values:
+        eq = pc.equal(child, evaluate(v, batch))
+        result = eq if result is None else pc.or_kleene(result, eq)
+    return result
+
+
+def _case_when(expr: CaseWhen, batch: pa.RecordBatch) -> Value:
+    n = batch.num_rows
+    out_type = expr.dtype.to_arrow()
+    conds = [as_array(evaluate(c, batch), n, pa.bool_()) for c in expr.conditions]
+    values = [as_array(evaluate(v, batch), n, out_type) for v in expr.values]
+    other = (as_array(evaluate(expr.else_value, batch), n, out_type) if expr.else_value is not None
+             else pa.nulls(n, out_type))
+    if n == 0:
+        return pa.array([], out_type)
+    names = [f"c{i}" for i in range(len(conds))]
+    return pc.case_when(pa.StructArray.from_arrays(conds, names=names), *values, other)
+
+
+def spark_type_of(value: Value) -> T.DataType:
+    return T.from_arrow(value.type)

@@ -1,0 +1,139 @@
+"""Joins on Arrow tables: match row indices on narrow key tables, then gather the payload once.
+
+Matching runs Acero's hash join over (keys, row id) only; every join type, and any
+non-equality residual condition, is then assembled from the matched index pairs. Null
+keys never match (SQL semantics), which Acero's hash join already guarantees.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from quiver.engine.expressions import AttributeRef, Expr
+from quiver.executors.evaluate import evaluate, evaluate_array
+
+PAIR_CHUNK = 1 << 20
+
+
+def join_tables(
+    left: pa.Table,
+    right: pa.Table,
+    how: str,
+    left_keys: tuple[Expr, ...],
+    right_keys: tuple[Expr, ...],
+    condition: Expr | None,
+    output: tuple[AttributeRef, ...],
+) -> pa.Table:
+    """Join `left` and `right` (columns named by internal attribute names) into `output` columns."""
+    left = left.combine_chunks()
+    right = right.combine_chunks()
+    if left_keys:
+        li, ri = _key_matches(left, right, left_keys, right_keys)
+    else:
+        li, ri = _all_pairs(left.num_rows, right.num_rows)
+    if condition is not None and len(li):
+        li, ri = _apply_residual(left, right, li, ri, condition)
+    return _assemble(left, right, how, li, ri, output)
+
+
+def _key_matches(left: pa.Table, right: pa.Table, lk: tuple[Expr, ...], rk: tuple[Expr, ...]) -> tuple[np.ndarray, np.ndarray]:
+    lbatch = _as_batch(left)
+    rbatch = _as_batch(right)
+    lcols = {f"k{i}": evaluate_array(e, lbatch) for i, e in enumerate(lk)}
+    rcols = {f"r{i}": evaluate_array(e, rbatch) for i, e in enumerate(rk)}
+    for i in range(len(lk)):
+        a, b = lcols[f"k{i}"], rcols[f"r{i}"]
+        if a.type != b.type:
+            rcols[f"r{i}"] = b.cast(a.type)
+    lcols["__l"] = pa.array(np.arange(left.num_rows, dtype=np.int64))
+    rcols["__r"] = pa.array(np.arange(right.num_rows, dtype=np.int64))
+    ltab, rtab = pa.table(lcols), pa.table(rcols)
+    joined = ltab.join(rtab, keys=[f"k{i}" for i in range(len(lk))], right_keys=[f"r{i}" for i in range(len(rk))],
+                       join_type="inner", use_threads=False, coalesce_keys=False)
+    li = joined.column("__l").to_numpy()
+    ri = joined.column("__r").to_numpy()
+    order = np.lexsort((ri, li))
+    return li[order], ri[order]
+
+
+def _as_batch(table: pa.Table) -> pa.RecordBatch:
+    batches = table.to_batches()
+    if len(batches) == 1:
+        return batches[0]
+    return pa.RecordBatch.from_arrays([c.combine_chunks() for c in table.columns], schema=table.schema)
+
+
+def _all_pairs(n_left: int, n_right: int) -> tuple[np.ndarray, np.ndarray]:
+    li = np.repeat(np.arange(n_left, dtype=np.int64), n_right)
+    ri = np.tile(np.arange(n_right, dtype=np.int64), n_left)
+    return li, ri
+
+
+def _apply_residual(left: pa.Table, right: pa.Table, li: np.ndarray, ri: np.ndarray, condition: Expr) -> tuple[np.ndarray, np.ndarray]:
+    keep_l, keep_r = [], []
+    for start in range(0, len(li), PAIR_CHUNK):
+        cl, cr = li[start:start + PAIR_CHUNK], ri[start:start + PAIR_CHUNK]
+        pairs = _gather(left, right, cl, cr)
+        mask = evaluate(condition, pairs)
+        if isinstance(mask, pa.Scalar):
+            if mask.as_py():
+                keep_l.append(cl)
+                keep_r.append(cr)
+            continue
+        m = pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
+        keep_l.append(cl[m])
+        keep_r.append(cr[m])
+    if not keep_l:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(keep_l), np.concatenate(keep_r)
+
+
+def _gather(left: pa.Table, right: pa.Table, li: np.ndarray, ri: np.ndarray) -> pa.RecordBatch:
+    lt = left.take(pa.array(li))
+    rt = right.take(pa.array(ri))
+    arrays = [c.combine_chunks() for c in lt.columns] + [c.combine_chunks() for c in rt.columns]
+    return pa.RecordBatch.from_arrays(arrays, names=lt.column_names + rt.column_names)
+
+
+def _unmatched(n: int, matched: np.ndarray) -> np.ndarray:
+    mask = np.ones(n, dtype=bool)
+    mask[matched] = False
+    return np.nonzero(mask)[0]
+
+
+def _assemble(left: pa.Table, right: pa.Table, how: str, li: np.ndarray, ri: np.ndarray,
+              output: tuple[AttributeRef, ...]) -> pa.Table:
+    if how == "left_semi":
+        return _select(left.take(pa.array(np.unique(li))), output)
+    if how == "left_anti":
+        return _select(left.take(pa.array(_unmatched(left.num_rows, li))), output)
+    l_idx, r_idx = [li], [ri]
+    l_null, r_null = [np.zeros(len(li), bool)], [np.zeros(len(ri), bool)]
+    if how in ("left", "full"):
+        extra = _unmatched(left.num_rows, li)
+        l_idx.append(extra)
+        r_idx.append(np.zeros(len(extra), np.int64))
+        l_null.append(np.zeros(len(extra), bool))
+        r_null.append(np.ones(len(extra), bool))
+    if how in ("right", "full"):
+        extra = _unmatched(right.num_rows, ri)
+        l_idx.append(np.zeros(len(extra), np.int64))
+        r_idx.append(extra)
+        l_null.append(np.ones(len(extra), bool))
+        r_null.append(np.zeros(len(extra), bool))
+    lt = left.take(_indices(np.concatenate(l_idx), np.concatenate(l_null)))
+    rt = right.take(_indices(np.concatenate(r_idx), np.concatenate(r_null)))
+    columns = {n: c for n, c in zip(lt.column_names, lt.columns)}
+    columns.update({n: c for n, c in zip(rt.column_names, rt.columns)})
+    return pa.table([columns[a.internal_name] for a in output], names=[a.internal_name for a in output])
+
+
+def _indices(idx: np.ndarray, null: np.ndarray) -> pa.Array:
+    if null.any():
+        return pa.array(idx, type=pa.int64(), mask=null)
+    return pa.array(idx, type=pa.int64())
+
+
+def _select(table: pa.Table, output: tuple[AttributeRef, ...]) -> pa.Table:
+    return table.select([a.internal_name for a in output])

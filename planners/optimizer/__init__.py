@@ -1,0 +1,46 @@
+"""The optimizer: a list of pure rules, each `plan -> plan`, applied to a fixed point.
+
+The driver records which rules changed the plan, so `explain("extended")` can say so.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from quiver.engine.plan import LogicalPlan
+from quiver.planners.optimizer.collapse_projects import collapse_projects
+from quiver.planners.optimizer.constant_folding import fold_constants
+from quiver.planners.optimizer.limit_pushdown import push_down_limits
+from quiver.planners.optimizer.merge_filters import merge_filters
+from quiver.planners.optimizer.predicate_pushdown import push_down_predicates
+from quiver.planners.optimizer.prune_columns import prune_columns
+from quiver.planners.optimizer.simplify_filters import simplify_filters
+
+Rule = Callable[[LogicalPlan], LogicalPlan]
+
+RULES: tuple[Rule, ...] = (
+    fold_constants,
+    simplify_filters,
+    merge_filters,
+    push_down_predicates,
+    push_down_limits,
+    collapse_projects,
+    prune_columns,
+)
+
+MAX_ITERATIONS = 20
+
+
+def optimize(plan: LogicalPlan, rules: tuple[Rule, ...] = RULES) -> tuple[LogicalPlan, list[str]]:
+    """Apply `rules` in order until none changes the plan; returns the plan and the rules that fired."""
+    fired: list[str] = []
+    for _ in range(MAX_ITERATIONS):
+        changed = False
+        for rule in rules:
+            new = rule(plan)
+            if new != plan:
+                fired.append(rule.__name__)
+                plan = new
+                changed = True
+        if not changed:
+            break
+    return plan, list(dict.fromkeys(fired))

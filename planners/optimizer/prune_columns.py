@@ -1,0 +1,86 @@
+"""Read and carry only the columns the query uses, down to the scan.
+
+Walks top-down with the set of attribute ids needed above each node; projections and
+aggregates drop unused outputs, scans and in-memory tables drop unused columns. A node
+never ends up with no columns (a count still needs rows), so one narrow column is kept.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from quiver.engine.expressions import AttributeRef
+from quiver.engine.plan import (
+    Aggregate, Filter, Join, Limit, LocalRelation, LogicalPlan, Project, RangeRelation, Sort,
+    SourceScan, SubqueryAlias, Union,
+)
+from quiver.planners.statistics import row_width
+
+
+def prune_columns(plan: LogicalPlan) -> LogicalPlan:
+    """Prune every subtree to the columns needed by the root's output."""
+    return _prune(plan, {a.expr_id for a in plan.output})
+
+
+def _refs(exprs) -> set[int]:
+    out: set[int] = set()
+    for e in exprs:
+        out |= e.references()
+    return out
+
+
+def _narrowest(attrs: tuple[AttributeRef, ...]) -> AttributeRef:
+    return min(attrs, key=lambda a: row_width([a]))
+
+
+def _prune(node: LogicalPlan, needed: set[int]) -> LogicalPlan:
+    if isinstance(node, Project):
+        kept = tuple(p for p in node.projections if _id(p) in needed) or node.projections[:1]
+        return Project(_prune(node.child, _refs(kept) or _one(node.child)), kept)
+    if isinstance(node, Aggregate):
+        kept = tuple(a for a in node.aggregates if _id(a) in needed) or node.aggregates[:1]
+        child_needs = _refs(node.grouping) | _refs(kept)
+        return replace(node, child=_prune(node.child, child_needs or _one(node.child)), aggregates=kept)
+    if isinstance(node, Filter):
+        return Filter(_prune(node.child, needed | node.condition.references()), node.condition)
+    if isinstance(node, Sort):
+        return replace(node, child=_prune(node.child, needed | _refs(node.orders)))
+    if isinstance(node, (Limit, SubqueryAlias)):
+        return node.with_children((_prune(node.children()[0], needed),))
+    if isinstance(node, Join):
+        cond = node.condition.references() if node.condition is not None else set()
+        want = needed | cond
+        left_ids = {a.expr_id for a in node.left.output}
+        right_ids = {a.expr_id for a in node.right.output}
+        left = _prune(node.left, (want & left_ids) or _one(node.left))
+        right = _prune(node.right, (want & right_ids) or _one(node.right))
+        return replace(node, left=left, right=right)
+    if isinstance(node, Union):
+        positions = [i for i, a in enumerate(node.output) if a.expr_id in needed] or [0]
+        if len(positions) == len(node.output):
+            return Union(tuple(_prune(c, {a.expr_id for a in c.output}) for c in node.inputs))
+        inputs = []
+        for c in node.inputs:
+            keep = tuple(c.output[i] for i in positions)
+            inputs.append(Project(_prune(c, {a.expr_id for a in keep}), keep))
+        return Union(tuple(inputs))
+    if isinstance(node, SourceScan):
+        attrs = tuple(a for a in node.attributes if a.expr_id in needed) or (_narrowest(node.attributes),)
+        return node if attrs == node.attributes else replace(node, attributes=attrs)
+    if isinstance(node, LocalRelation):
+        idx = [i for i, a in enumerate(node.attributes) if a.expr_id in needed]
+        if not idx:
+            idx = [node.attributes.index(_narrowest(node.attributes))]
+        if len(idx) == len(node.attributes):
+            return node
+        return LocalRelation(node.table.select(idx), tuple(node.attributes[i] for i in idx))
+    if isinstance(node, RangeRelation):
+        return node
+    return node
+
+
+def _one(node: LogicalPlan) -> set[int]:
+    return {_narrowest(node.output).expr_id} if node.output else set()
+
+
+def _id(e) -> int | None:
+    return getattr(e, "expr_id", None)

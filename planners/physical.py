@@ -1,0 +1,590 @@
+"""Physical planning: logical plan -> physical operators with exchanges.
+
+Decides how data is partitioned between operators: two-phase aggregation around a hash
+exchange, broadcast or shuffled hash joins (by estimated size against
+`quiver.sql.autoBroadcastJoinThreshold`), range exchange for a global sort, a single
+partition for a global limit. Physical nodes are plain immutable values; executors run them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Callable, Iterator
+
+import pyarrow as pa
+
+from quiver.engine.errors import QuiverError
+from quiver.engine.expressions import (
+    AggregateFunction, Alias, AttributeRef, Comparison, Expr, SortOrder, conjoin, new_expr_id,
+    split_conjuncts,
+)
+from quiver.engine import plan as L
+from quiver.planners.statistics import estimate
+
+
+# ---------------------------------------------------------------- partitioning
+
+
+@dataclass(frozen=True)
+class HashPartitioning:
+    keys: tuple[Expr, ...]
+    num_partitions: int
+
+    def describe(self) -> str:
+        return f"hashpartitioning({', '.join(k.sql() for k in self.keys)}, {self.num_partitions})"
+
+
+@dataclass(frozen=True)
+class RangePartitioning:
+    orders: tuple[SortOrder, ...]
+    num_partitions: int
+
+    def describe(self) -> str:
+        return f"rangepartitioning({', '.join(o.sql() for o in self.orders)}, {self.num_partitions})"
+
+
+@dataclass(frozen=True)
+class SinglePartition:
+    num_partitions: int = 1
+
+    def describe(self) -> str:
+        return "SinglePartition"
+
+
+@dataclass(frozen=True)
+class BroadcastPartitioning:
+    num_partitions: int = 1
+
+    def describe(self) -> str:
+        return "BroadcastPartitioning"
+
+
+Partitioning = HashPartitioning | RangePartitioning | SinglePartition | BroadcastPartitioning
+
+
+# ---------------------------------------------------------------- physical nodes
+
+
+@dataclass(frozen=True, eq=False)
+class PhysicalPlan:
+    """Base of physical operators: output attributes and a partition count."""
+
+    def children(self) -> tuple["PhysicalPlan", ...]:
+        out: list[PhysicalPlan] = []
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, PhysicalPlan):
+                out.append(v)
+            elif isinstance(v, tuple) and v and all(isinstance(x, PhysicalPlan) for x in v):
+                out.extend(v)
+        return tuple(out)
+
+    def with_children(self, new: tuple["PhysicalPlan", ...]) -> "PhysicalPlan":
+        it = iter(new)
+        changes: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, PhysicalPlan):
+                changes[f.name] = next(it)
+            elif isinstance(v, tuple) and v and all(isinstance(x, PhysicalPlan) for x in v):
+                changes[f.name] = tuple(next(it) for _ in v)
+        return replace(self, **changes) if changes else self
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.children()[0].output
+
+    @property
+    def num_partitions(self) -> int:
+        return self.children()[0].num_partitions
+
+    def node_string(self) -> str:
+        return type(self).__name__
+
+    def tree_string(self, indent: int = 0) -> str:
+        lines = [("   " * (indent - 1) + "+- " if indent else "") + self.node_string()]
+        for c in self.children():
+            lines.append(c.tree_string(indent + 1))
+        return "\n".join(lines)
+
+    def walk(self) -> Iterator["PhysicalPlan"]:
+        yield self
+        for c in self.children():
+            yield from c.walk()
+
+
+def transform_physical(plan: PhysicalPlan, fn: Callable[[PhysicalPlan], PhysicalPlan]) -> PhysicalPlan:
+    """Rebuild a physical tree bottom-up."""
+    kids = plan.children()
+    if kids:
+        plan = plan.with_children(tuple(transform_physical(k, fn) for k in kids))
+    return fn(plan)
+
+
+def _cols(attrs: tuple[AttributeRef, ...]) -> str:
+    return ", ".join(a.internal_name for a in attrs)
+
+
+@dataclass(frozen=True, eq=False)
+class ScanExec(PhysicalPlan):
+    source: Any
+    attributes: tuple[AttributeRef, ...]
+    filters: tuple[Expr, ...]
+    splits: tuple[Any, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    @property
+    def num_partitions(self) -> int:
+        return len(self.splits)
+
+    def node_string(self) -> str:
+        pushed = f" PushedFilters: [{', '.join(f.sql() for f in self.filters)}]" if self.filters else ""
+        return f"Scan {self.source.describe()} [{_cols(self.attributes)}]{pushed} splits={len(self.splits)}"
+
+
+@dataclass(frozen=True, eq=False)
+class LocalTableExec(PhysicalPlan):
+    """In-memory rows cut into slices, one per partition (zero-copy slices of one table)."""
+
+    table: pa.Table
+    attributes: tuple[AttributeRef, ...]
+    partitions: int
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partitions
+
+    def node_string(self) -> str:
+        return f"LocalTableScan [{_cols(self.attributes)}] {self.table.num_rows} rows"
+
+
+@dataclass(frozen=True, eq=False)
+class CachedExec(PhysicalPlan):
+    """Partitions materialised by df.cache(), read back from the block store."""
+
+    cache_key: int
+    attributes: tuple[AttributeRef, ...]
+    partitions: int
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partitions
+
+    def node_string(self) -> str:
+        return f"InMemoryTableScan [{_cols(self.attributes)}] cache={self.cache_key}"
+
+
+@dataclass(frozen=True)
+class RangeExec(PhysicalPlan):
+    start: int
+    end: int
+    step: int
+    partitions: int
+    attribute: AttributeRef
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return (self.attribute,)
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partitions
+
+    def node_string(self) -> str:
+        return f"Range ({self.start}, {self.end}, step={self.step}, splits={self.partitions})"
+
+
+@dataclass(frozen=True)
+class FilterExec(PhysicalPlan):
+    child: PhysicalPlan
+    condition: Expr
+
+    def node_string(self) -> str:
+        return f"Filter {self.condition.sql()}"
+
+
+@dataclass(frozen=True)
+class ProjectExec(PhysicalPlan):
+    child: PhysicalPlan
+    projections: tuple[Expr, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return tuple(L.named_output(p) for p in self.projections)
+
+    def node_string(self) -> str:
+        return f"Project [{', '.join(_named(p) for p in self.projections)}]"
+
+
+def _named(e: Expr) -> str:
+    if isinstance(e, Alias):
+        return f"{e.child.sql()} AS {e.name}#{e.expr_id}"
+    if isinstance(e, AttributeRef):
+        return e.internal_name
+    return e.sql()
+
+
+@dataclass(frozen=True)
+class AggregateCall:
+    """One aggregate function computed by a HashAggregateExec, and the attribute it fills."""
+
+    function: AggregateFunction
+    result: AttributeRef
+
+
+@dataclass(frozen=True)
+class HashAggregateExec(PhysicalPlan):
+    """Group by `keys`; `mode` partial (per partition, before the exchange), final or complete."""
+
+    child: PhysicalPlan
+    keys: tuple[tuple[Expr, AttributeRef], ...]
+    calls: tuple[AggregateCall, ...]
+    mode: str
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return tuple(a for _, a in self.keys) + tuple(c.result for c in self.calls)
+
+    def node_string(self) -> str:
+        keys = ", ".join(a.internal_name for _, a in self.keys)
+        fns = ", ".join(f"{c.function.sql()}" for c in self.calls)
+        return f"HashAggregate({self.mode}) keys=[{keys}] functions=[{fns}]"
+
+
+@dataclass(frozen=True)
+class HashJoinExec(PhysicalPlan):
+    """Equi-join on key expressions; `strategy` is 'broadcast' or 'shuffle' (shown in explain)."""
+
+    left: PhysicalPlan
+    right: PhysicalPlan
+    how: str
+    left_keys: tuple[Expr, ...]
+    right_keys: tuple[Expr, ...]
+    residual: Expr | None
+    strategy: str
+    join_output: tuple[AttributeRef, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.join_output
+
+    @property
+    def num_partitions(self) -> int:
+        return self.right.num_partitions if self.strategy == "broadcast-left" else self.left.num_partitions
+
+    def node_string(self) -> str:
+        keys = ", ".join(f"{l.sql()} = {r.sql()}" for l, r in zip(self.left_keys, self.right_keys))
+        extra = f" AND {self.residual.sql()}" if self.residual is not None else ""
+        name = "BroadcastHashJoin" if self.strategy.startswith("broadcast") else "ShuffledHashJoin"
+        return f"{name} {self.how} [{keys}]{extra}"
+
+
+@dataclass(frozen=True)
+class NestedLoopJoinExec(PhysicalPlan):
+    """Join without equality keys: each left partition against the whole (broadcast) right side."""
+
+    left: PhysicalPlan
+    right: PhysicalPlan
+    how: str
+    condition: Expr | None
+    join_output: tuple[AttributeRef, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.join_output
+
+    @property
+    def num_partitions(self) -> int:
+        return self.left.num_partitions
+
+    def node_string(self) -> str:
+        cond = f" {self.condition.sql()}" if self.condition is not None else ""
+        return f"BroadcastNestedLoopJoin {self.how}{cond}"
+
+
+@dataclass(frozen=True)
+class SortExec(PhysicalPlan):
+    """Sort within each partition (globally sorted after a range exchange)."""
+
+    child: PhysicalPlan
+    orders: tuple[SortOrder, ...]
+
+    def node_string(self) -> str:
+        return f"Sort [{', '.join(o.sql() for o in self.orders)}]"
+
+
+@dataclass(frozen=True)
+class TopKExec(PhysicalPlan):
+    """The first `n` rows of each partition by `orders` (sort + limit without a full sort)."""
+
+    child: PhysicalPlan
+    orders: tuple[SortOrder, ...]
+    n: int
+
+    def node_string(self) -> str:
+        return f"TakeOrdered {self.n} [{', '.join(o.sql() for o in self.orders)}]"
+
+
+@dataclass(frozen=True)
+class LimitExec(PhysicalPlan):
+    """The first `n` rows of each partition; stops pulling input once it has them."""
+
+    child: PhysicalPlan
+    n: int
+
+    def node_string(self) -> str:
+        return f"Limit {self.n}"
+
+
+@dataclass(frozen=True)
+class UnionExec(PhysicalPlan):
+    """Partitions of every input, one after another; columns by position from the first input."""
+
+    inputs: tuple[PhysicalPlan, ...]
+    attributes: tuple[AttributeRef, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    @property
+    def num_partitions(self) -> int:
+        return sum(c.num_partitions for c in self.inputs)
+
+
+@dataclass(frozen=True)
+class ExchangeExec(PhysicalPlan):
+    """Repartition the child's output; stages are cut here."""
+
+    child: PhysicalPlan
+    partitioning: Any
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partitioning.num_partitions
+
+    def node_string(self) -> str:
+        kind = "BroadcastExchange" if isinstance(self.partitioning, BroadcastPartitioning) else "Exchange"
+        return f"{kind} {self.partitioning.describe()}"
+
+
+@dataclass(frozen=True)
+class ShuffleReadExec(PhysicalPlan):
+    """Reads the blocks a finished stage wrote for this partition (or all of them, for broadcast)."""
+
+    stage_id: int
+    attributes: tuple[AttributeRef, ...]
+    partitions: int
+    map_partitions: int
+    broadcast: bool = False
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partitions
+
+    def node_string(self) -> str:
+        return f"{'BroadcastRead' if self.broadcast else 'ShuffleRead'} stage={self.stage_id} partitions={self.partitions}"
+
+
+# ---------------------------------------------------------------- planning
+
+
+@dataclass(frozen=True)
+class PlannerConfig:
+    shuffle_partitions: int
+    broadcast_threshold: int
+    default_parallelism: int
+
+
+def plan_physical(plan: L.LogicalPlan, conf: PlannerConfig) -> PhysicalPlan:
+    """Translate an optimized logical plan into physical operators with exchanges."""
+    return _Planner(conf).plan(plan)
+
+
+class _Planner:
+    def __init__(self, conf: PlannerConfig):
+        self.conf = conf
+
+    def plan(self, node: L.LogicalPlan) -> PhysicalPlan:
+        if isinstance(node, L.InMemoryRelation):
+            return CachedExec(node.cache_key, node.attributes, node.partitions)
+        if isinstance(node, L.SubqueryAlias):
+            return self.plan(node.child)
+        if isinstance(node, L.LocalRelation):
+            parts = max(1, min(self.conf.default_parallelism, node.table.num_rows // 1024 + 1))
+            return LocalTableExec(node.table, node.attributes, parts)
+        if isinstance(node, L.SourceScan):
+            splits = tuple(node.source.splits(self.conf.default_parallelism))
+            return ScanExec(node.source, node.attributes, node.pushed_filters, splits)
+        if isinstance(node, L.RangeRelation):
+            parts = node.num_partitions or self.conf.default_parallelism
+            return RangeExec(node.start, node.end, node.step, max(1, parts), node.attribute)
+        if isinstance(node, L.Filter):
+            return FilterExec(self.plan(node.child), node.condition)
+        if isinstance(node, L.Project):
+            return ProjectExec(self.plan(node.child), node.projections)
+        if isinstance(node, L.Aggregate):
+            return self._aggregate(node)
+        if isinstance(node, L.Join):
+            return self._join(node)
+        if isinstance(node, L.Sort):
+            return self._sort(node)
+        if isinstance(node, L.Limit):
+            return self._limit(node)
+        if isinstance(node, L.Union):
+            return UnionExec(tuple(self.plan(c) for c in node.inputs), node.output)
+        raise QuiverError(f"no physical plan for logical node {type(node).__name__}")
+
+    # -- aggregation
+
+    def _aggregate(self, node: L.Aggregate) -> PhysicalPlan:
+        child = self.plan(node.child)
+        keys = tuple(
+            (g, g if isinstance(g, AttributeRef) else AttributeRef(g.sql(), g.dtype, g.nullable, new_expr_id()))
+            for g in node.grouping
+        )
+        calls: dict[AggregateFunction, AggregateCall] = {}
+        for e in node.aggregates:
+            for sub in e.walk():
+                if isinstance(sub, AggregateFunction) and sub not in calls:
+                    calls[sub] = AggregateCall(sub, AttributeRef(sub.sql(), sub.dtype, sub.nullable, new_expr_id()))
+        call_list = tuple(calls.values())
+        decomposable = all(
+            not c.function.distinct and c.function.name in DECOMPOSABLE_AGGREGATES for c in call_list
+        )
+        key_attrs = tuple(a for _, a in keys)
+        if node.grouping:
+            partitioning: Any = HashPartitioning(key_attrs, self.conf.shuffle_partitions)
+        else:
+            partitioning = SinglePartition()
+        if decomposable:
+            partial = HashAggregateExec(child, keys, call_list, "partial")
+            exchanged = ExchangeExec(partial, partitioning)
+            final_keys = tuple((a, a) for a in key_attrs)
+            agg: PhysicalPlan = HashAggregateExec(exchanged, final_keys, call_list, "final")
+        else:
+            pre = ProjectExec(child, tuple(Alias(g, a.name, a.expr_id) if g is not a else a for g, a in keys)
+                              + tuple(a for a in child.output if a.expr_id not in {k.expr_id for k in key_attrs}))
+            exchanged = ExchangeExec(pre, partitioning)
+            agg = HashAggregateExec(exchanged, tuple((a, a) for a in key_attrs), call_list, "complete")
+        replace_map = {c.function: c.result for c in call_list}
+        key_map = {g: a for g, a in keys if g is not a}
+
+        def substitute(e: Expr) -> Expr:
+            if isinstance(e, AggregateFunction):
+                return replace_map[e]
+            for g, a in key_map.items():
+                if e == g:
+                    return a
+            return e
+
+        projections = tuple(_substitute_top(e, substitute) for e in node.aggregates)
+        return ProjectExec(agg, projections)
+
+    # -- joins
+
+    def _join(self, node: L.Join) -> PhysicalPlan:
+        left, right = self.plan(node.left), self.plan(node.right)
+        left_ids = {a.expr_id for a in node.left.output}
+        right_ids = {a.expr_id for a in node.right.output}
+        left_keys, right_keys, residual = split_join_condition(node.condition, left_ids, right_ids)
+        how = node.how
+        out = node.output
+        if not left_keys or how == "cross":
+            if how in ("right", "full"):
+                return NestedLoopJoinExec(
+                    ExchangeExec(left, SinglePartition()), ExchangeExec(right, SinglePartition()),
+                    how, node.condition, out)
+            return NestedLoopJoinExec(left, ExchangeExec(right, BroadcastPartitioning()), how,
+                                      node.condition, out)
+        threshold = self.conf.broadcast_threshold
+        right_size = estimate(node.right).size_bytes
+        left_size = estimate(node.left).size_bytes
+        can_broadcast_right = how in ("inner", "left", "left_semi", "left_anti") and 0 <= right_size <= threshold
+        can_broadcast_left = how in ("inner", "right") and 0 <= left_size <= threshold
+        if can_broadcast_right and (not can_broadcast_left or right_size <= left_size):
+            return HashJoinExec(left, ExchangeExec(right, BroadcastPartitioning()), how, left_keys,
+                                right_keys, residual, "broadcast-right", out)
+        if can_broadcast_left:
+            return HashJoinExec(ExchangeExec(left, BroadcastPartitioning()), right, how, left_keys,
+                                right_keys, residual, "broadcast-left", out)
+        n = self.conf.shuffle_partitions
+        return HashJoinExec(
+            ExchangeExec(left, HashPartitioning(left_keys, n)),
+            ExchangeExec(right, HashPartitioning(right_keys, n)),
+            how, left_keys, right_keys, residual, "shuffle", out)
+
+    # -- ordering and limits
+
+    def _sort(self, node: L.Sort) -> PhysicalPlan:
+        child = self.plan(node.child)
+        if not node.is_global:
+            return SortExec(child, node.orders)
+        n = self.conf.shuffle_partitions
+        part: Any = RangePartitioning(node.orders, n) if n > 1 else SinglePartition()
+        return SortExec(ExchangeExec(child, part), node.orders)
+
+    def _limit(self, node: L.Limit) -> PhysicalPlan:
+        if isinstance(node.child, L.Sort) and node.child.is_global:
+            sort = node.child
+            local = TopKExec(self.plan(sort.child), sort.orders, node.n)
+            return TopKExec(ExchangeExec(local, SinglePartition()), sort.orders, node.n)
+        child = self.plan(node.child)
+        if child.num_partitions == 1:
+            return LimitExec(child, node.n)
+        return LimitExec(ExchangeExec(LimitExec(child, node.n), SinglePartition()), node.n)
+
+
+DECOMPOSABLE_AGGREGATES = frozenset(
+    {"count", "sum", "avg", "min", "max", "first", "last", "any_value", "collect_list", "bool_and", "bool_or"}
+)
+
+
+def _substitute_top(e: Expr, fn: Callable[[Expr], Expr]) -> Expr:
+    """Replace aggregate calls and grouping expressions top-down (a grouped expression wins over its parts)."""
+    replaced = fn(e)
+    if replaced is not e:
+        return replaced
+    kids = e.children()
+    if not kids:
+        return e
+    return e.with_children(tuple(_substitute_top(k, fn) for k in kids))
+
+
+def split_join_condition(
+    condition: Expr | None, left_ids: set[int], right_ids: set[int]
+) -> tuple[tuple[Expr, ...], tuple[Expr, ...], Expr | None]:
+    """Equality conjuncts with one side per input become keys; the rest is a residual filter."""
+    lk: list[Expr] = []
+    rk: list[Expr] = []
+    rest: list[Expr] = []
+    for c in split_conjuncts(condition):
+        if isinstance(c, Comparison) and c.op == "=":
+            lr, rr = c.left.references(), c.right.references()
+            if lr and rr and lr <= left_ids and rr <= right_ids:
+                lk.append(c.left)
+                rk.append(c.right)
+                continue
+            if lr and rr and lr <= right_ids and rr <= left_ids:
+                lk.append(c.right)
+                rk.append(c.left)
+                continue
+        rest.append(c)
+    return tuple(lk), tuple(rk), conjoin(rest)
+
+
+__all__ = ["plan_physical", "PlannerConfig"]

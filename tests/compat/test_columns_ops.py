@@ -1,0 +1,203 @@
+"""withColumn, withColumnRenamed, drop, casts, when/otherwise, schema introspection, caching."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from .data import events, numbers, people
+from .harness import assert_same, assert_same_output, assert_same_value
+
+
+def test_with_column_adds_at_end():
+    def program(spark, F, T, Window):
+        return people(spark).withColumn("age2", F.col("age") * 2)
+    assert_same(program)
+
+
+def test_with_column_replaces_in_place():
+    def program(spark, F, T, Window):
+        return people(spark).withColumn("age", F.col("age") + 1).withColumn("name", F.upper("name"))
+    assert_same(program)
+
+
+def test_with_column_literal_and_chain():
+    def program(spark, F, T, Window):
+        return (people(spark)
+                .withColumn("country", F.lit("EU"))
+                .withColumn("rich", F.col("salary") > 5000)
+                .withColumn("bonus", F.col("salary") * 0.1))
+    assert_same(program)
+
+
+def test_with_columns_renamed_and_missing_rename_is_noop():
+    def program(spark, F, T, Window):
+        return (people(spark)
+                .withColumnRenamed("name", "full_name")
+                .withColumnRenamed("does_not_exist", "x")
+                .withColumnRenamed("age", "years"))
+    assert_same(program)
+
+
+def test_drop_one_many_missing_and_by_column():
+    def program(spark, F, T, Window):
+        df = people(spark)
+        return df.drop("city").drop("salary", "dept_id").drop("nope").drop(df.age)
+    assert_same(program)
+
+
+def test_columns_dtypes_schema_attributes():
+    def fn(spark, F, T, Window):
+        df = people(spark).withColumn("half", F.col("age") / 2)
+        schema = df.schema
+        return [df.columns, df.dtypes, [f.name for f in schema.fields],
+                [f.dataType.simpleString() for f in schema.fields], schema.simpleString(),
+                schema.fieldNames()]
+    assert_same_value(fn)
+
+
+def test_schema_field_nullability_from_ddl():
+    def fn(spark, F, T, Window):
+        return [(f.name, f.nullable) for f in people(spark).schema.fields]
+    assert_same_value(fn)
+
+
+def test_print_schema_from_ddl():
+    def fn(spark, F, T, Window):
+        people(spark).printSchema()
+    assert_same_output(fn)
+
+
+def test_print_schema_of_range_and_derived_columns():
+    def fn(spark, F, T, Window):
+        spark.range(3).withColumn("s", F.col("id").cast("string")).printSchema()
+    assert_same_output(fn)
+
+
+def test_print_schema_nested():
+    def fn(spark, F, T, Window):
+        spark.createDataFrame([(1, ["a"], 2.0)], "id int, tags array<string>, x double").printSchema()
+    assert_same_output(fn)
+
+
+@pytest.mark.parametrize("target", [
+    "int", "bigint", "smallint", "tinyint", "double", "float", "string", "boolean", "decimal(10,2)"])
+def test_cast_numbers_to_every_basic_type(target):
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([(1, 2.75, 0), (-3, -0.5, 1), (None, None, None), (100, 99.125, 5)],
+                                   "i int, d double, z int")
+        return df.select(
+            F.col("i").cast(target).alias("i_"), F.col("d").cast(target).alias("d_"),
+            F.col("z").cast(target).alias("z_"))
+    program.__name__ = f"cast_to_{target}"
+    assert_same(program, shuffle_partitions=(1,))
+
+
+def test_cast_strings_to_types():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame(
+            [("1", "2.5", "true", "2024-03-01", "2024-03-01 12:34:56"),
+             ("-42", "1e3", "false", "1999-12-31", "1999-12-31 00:00:00"),
+             (None, None, None, None, None)],
+            "i string, d string, b string, day string, ts string")
+        return df.select(
+            F.col("i").cast("int").alias("i"), F.col("i").cast("bigint").alias("l"),
+            F.col("d").cast("double").alias("d"), F.col("b").cast("boolean").alias("b"),
+            F.col("day").cast("date").alias("day"), F.col("ts").cast("timestamp").alias("ts"),
+            F.col("d").cast("decimal(10,2)").alias("dec"))
+    assert_same(program, shuffle_partitions=(1,))
+
+
+def test_cast_with_type_objects():
+    def program(spark, F, T, Window):
+        df = numbers(spark).filter(F.col("d") < 1000)
+        return df.select(
+            F.col("i").cast(T.LongType()).alias("l"), F.col("d").cast(T.IntegerType()).alias("i"),
+            F.col("b").cast(T.StringType()).alias("s"), F.col("j").cast(T.DoubleType()).alias("x"),
+            F.col("i").cast(T.BooleanType()).alias("flag"), F.col("d").cast(T.DecimalType(12, 3)).alias("dec"))
+    assert_same(program, shuffle_partitions=(1,))
+
+
+def test_cast_dates_and_timestamps():
+    def program(spark, F, T, Window):
+        df = events(spark)
+        return df.select(
+            "id", F.col("ts").cast("date").alias("ts_date"), F.col("d").cast("string").alias("d_str"),
+            F.col("d").cast("timestamp").alias("d_ts"), F.col("ts").cast("string").alias("ts_str"))
+    assert_same(program, shuffle_partitions=(1,))
+
+
+def test_cast_bool_and_double_to_string():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([(True, 1.0, 0.1), (False, -2.5, 123456.789), (None, 1e-3, None)],
+                                   "b boolean, x double, y double")
+        return df.select(F.col("b").cast("string").alias("b"), F.col("x").cast("string").alias("x"),
+                         F.col("y").cast("string").alias("y"), F.col("b").cast("int").alias("bi"))
+    assert_same(program, shuffle_partitions=(1,))
+
+
+def test_when_otherwise():
+    def program(spark, F, T, Window):
+        return people(spark).select(
+            "name",
+            F.when(F.col("age") >= 40, "senior").when(F.col("age") >= 30, "mid").otherwise("junior").alias("band"))
+    assert_same(program)
+
+
+def test_when_without_otherwise_gives_null():
+    def program(spark, F, T, Window):
+        return people(spark).select("name", F.when(F.col("city") == "Paris", 1).alias("is_paris"))
+    assert_same(program)
+
+
+def test_when_nested_and_numeric_result_types():
+    def program(spark, F, T, Window):
+        c = F.col("salary")
+        return people(spark).select(
+            "name",
+            F.when(c.isNull(), F.lit(-1.0))
+             .otherwise(F.when(c > 5000, c * 2).otherwise(F.when(F.col("age") < 30, 0).otherwise(c))).alias("adj"),
+            F.when(F.col("age") > 30, F.col("id")).otherwise(F.col("age")).alias("int_or_int"))
+    assert_same(program)
+
+
+def test_when_default_name():
+    def program(spark, F, T, Window):
+        return numbers(spark).select(F.when(F.col("i") > 2, 1).otherwise(0))
+    assert_same(program)
+
+
+def test_cache_persist_unpersist_keep_results():
+    def program(spark, F, T, Window):
+        df = people(spark).filter(F.col("age") > 25).cache()
+        first = df.count()
+        again = df.groupBy("city").count()
+        p = df.persist()
+        out = p.join(again, "city", "left").withColumn("n_before", F.lit(first))
+        result = out.select("name", "city", "count", "n_before")
+        df.unpersist()
+        return result
+    assert_same(program)
+
+
+def test_is_cached_flag():
+    def fn(spark, F, T, Window):
+        df = people(spark)
+        before = df.is_cached
+        df.cache()
+        during = df.is_cached
+        df.unpersist()
+        return [before, during, df.is_cached]
+    assert_same_value(fn, shuffle_partitions=(1,))
+
+
+def test_alias_on_expression_and_backticks_free_names():
+    def program(spark, F, T, Window):
+        return people(spark).select((F.col("salary") / 12).alias("monthly pay"), F.col("name").alias("who"))
+    assert_same(program)
+
+
+def test_date_literal_column():
+    def program(spark, F, T, Window):
+        return people(spark).select("id", F.lit(dt.date(2024, 1, 31)).alias("as_of"))
+    assert_same(program)

@@ -1,0 +1,161 @@
+"""Joins on a name, a list of names or a Column condition, every join type, aliases, self-joins."""
+from __future__ import annotations
+
+import pytest
+
+from .data import depts, people, sales
+from .harness import assert_same
+
+HOWS = ["inner", "left", "right", "full", "outer", "left_outer", "right_outer", "full_outer",
+        "left_semi", "left_anti", "leftsemi", "leftanti", "semi", "anti"]
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_join_on_name(how):
+    def program(spark, F, T, Window):
+        return people(spark).join(depts(spark), "dept_id", how)
+    program.__name__ = f"join_on_name_{how}"
+    assert_same(program)
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "full", "left_semi", "left_anti"])
+def test_join_on_column_condition(how):
+    def program(spark, F, T, Window):
+        p, d = people(spark), depts(spark)
+        return p.join(d, p.dept_id == d.dept_id, how)
+    program.__name__ = f"join_on_condition_{how}"
+    assert_same(program)
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "full", "left_anti"])
+def test_join_on_list_of_names(how):
+    def program(spark, F, T, Window):
+        left = spark.createDataFrame(
+            [(1, "a", 10), (1, "b", 20), (2, "a", 30), (None, "a", 40), (3, None, 50)], "k1 int, k2 string, v int")
+        right = spark.createDataFrame(
+            [(1, "a", "x"), (2, "a", "y"), (2, "b", "z"), (None, "a", "n"), (3, None, "m")], "k1 int, k2 string, w string")
+        return left.join(right, ["k1", "k2"], how)
+    program.__name__ = f"join_on_list_{how}"
+    assert_same(program)
+
+
+def test_join_default_how_is_inner():
+    def program(spark, F, T, Window):
+        return people(spark).join(depts(spark), "dept_id")
+    assert_same(program)
+
+
+def test_null_join_key_matches_nothing():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(None, "l1"), (1, "l2")], "k int, l string")
+        b = spark.createDataFrame([(None, "r1"), (1, "r2")], "k int, r string")
+        return a.join(b, a.k == b.k, "inner").select(a.l, b.r).union(
+            a.join(b, "k", "full").select("l", "r"))
+    assert_same(program)
+
+
+def test_cross_join_and_how_cross():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1,), (2,), (3,)], "a int")
+        b = spark.createDataFrame([("x",), ("y",)], "b string")
+        return a.crossJoin(b).union(a.join(b, how="cross"))
+    assert_same(program)
+
+
+def test_non_equi_join_condition():
+    def program(spark, F, T, Window):
+        bands = spark.createDataFrame([("low", 0, 30), ("mid", 30, 40), ("high", 40, 200)], "band string, lo int, hi int")
+        p = people(spark)
+        return p.join(bands, (p.age >= bands.lo) & (p.age < bands.hi), "left").select("name", "age", "band")
+    assert_same(program)
+
+
+def test_equi_join_with_extra_condition():
+    def program(spark, F, T, Window):
+        p, d = people(spark), depts(spark)
+        return p.join(d, (p.dept_id == d.dept_id) & (p.city == d.hq), "inner").select(p.name, d.dept_name)
+    assert_same(program)
+
+
+def test_alias_and_qualified_column_names():
+    def program(spark, F, T, Window):
+        d = sales(spark).alias("d")
+        g = d.groupBy(F.col("d.category").alias("grp")).agg(F.sum("d.qty").alias("q")).alias("g")
+        return d.join(g, F.col("d.category") == F.col("g.grp")).select(
+            F.col("d.order_id"), F.col("g.grp"), F.col("g.q"))
+    assert_same(program)
+
+
+def test_self_join_with_aliases():
+    def program(spark, F, T, Window):
+        emp = spark.createDataFrame(
+            [(1, "Ann", None), (2, "Ben", 1), (3, "Cid", 1), (4, "Dee", 2), (5, "Eli", 9)],
+            "id int, name string, manager_id int")
+        e, m = emp.alias("e"), emp.alias("m")
+        return e.join(m, F.col("e.manager_id") == F.col("m.id"), "left").select(
+            F.col("e.name").alias("employee"), F.col("m.name").alias("manager"))
+    assert_same(program)
+
+
+def test_join_with_duplicate_column_names_keeps_both():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, "a1"), (2, "a2")], "k int, v string")
+        b = spark.createDataFrame([(1, "b1"), (3, "b3")], "k int, v string")
+        return a.join(b, a.k == b.k, "full")
+    assert_same(program)
+
+
+def test_join_disambiguate_with_dataframe_columns():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, "a1"), (2, "a2")], "k int, v string")
+        b = spark.createDataFrame([(1, "b1"), (2, "b2")], "k int, v string")
+        return a.join(b, a.k == b.k).select(a.k, a.v.alias("left_v"), b.v.alias("right_v"))
+    assert_same(program)
+
+
+def test_join_on_name_full_outer_coalesces_key():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, "a"), (2, "b")], "k int, x string")
+        b = spark.createDataFrame([(2, "B"), (3, "C")], "k int, y string")
+        return a.join(b, "k", "full").orderBy("k")
+    assert_same(program, ordered=True)
+
+
+def test_join_keys_of_different_int_types():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "k int, x string")
+        b = spark.createDataFrame([(1, "A"), (3, "C")], "k bigint, y string")
+        return a.join(b, "k")
+    assert_same(program)
+
+
+def test_join_string_keys_with_duplicates_many_to_many():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([("x", 1), ("x", 2), ("y", 3)], "k string, a int")
+        b = spark.createDataFrame([("x", 10), ("x", 20), ("z", 30)], "k string, b int")
+        return a.join(b, "k", "left")
+    assert_same(program)
+
+
+def test_join_then_aggregate():
+    def program(spark, F, T, Window):
+        return (people(spark).join(depts(spark), "dept_id", "left")
+                .groupBy("dept_name").agg(F.count("*").alias("n"), F.avg("salary").alias("avg_salary")))
+    assert_same(program)
+
+
+def test_three_way_join():
+    def program(spark, F, T, Window):
+        p = people(spark)
+        d = depts(spark)
+        cities = spark.createDataFrame([("Paris", "FR"), ("London", "UK"), ("Berlin", "DE")], "city string, country string")
+        return p.join(d, "dept_id", "left").join(cities, "city", "left").select("name", "dept_name", "country")
+    assert_same(program)
+
+
+def test_join_with_empty_side():
+    def program(spark, F, T, Window):
+        p = people(spark)
+        empty = depts(spark).filter(F.col("dept_id") > 1000)
+        return p.join(empty, "dept_id", "left").union(p.join(empty, "dept_id", "inner"))
+    assert_same(program)

@@ -14,10 +14,11 @@ from quiver.engine.errors import AnalysisException, unknown_column
 from quiver.engine.expressions import (
     AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
     In, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar,
-    contains_aggregate, new_expr_id, output_name, transform_expr, wider_type, wider_type_of,
+    WindowExpression, WindowFunction, contains_aggregate, contains_window, new_expr_id, output_name,
+    transform_expr, wider_type, wider_type_of,
 )
 from quiver.engine.plan import (
-    Aggregate, Filter, Join, LogicalPlan, Project, Sort, SubqueryAlias, Union, transform_up,
+    Aggregate, Filter, Join, LogicalPlan, Project, Sort, SubqueryAlias, Union, Window, transform_up,
 )
 
 
@@ -54,7 +55,50 @@ def _resolve_project(node: Project) -> LogicalPlan:
     named = tuple(_named(e, inputs) for e in _expand_stars(node.projections, inputs))
     if any(contains_aggregate(e) for e in named):
         return _check_aggregate(Aggregate(node.child, (), named))
+    if any(contains_window(e) for e in named):
+        return _extract_windows(node.child, named)
     return Project(node.child, named)
+
+
+def _extract_windows(child: LogicalPlan, projections: tuple[Expr, ...]) -> LogicalPlan:
+    """Project(x, [.. f() OVER w ..]) -> Project(Window(x, [f() OVER w AS #n], w), [.. #n ..]).
+
+    One Window node per distinct (PARTITION BY, ORDER BY); they are stacked in order of appearance.
+    """
+    found: dict[WindowExpression, Alias] = {}
+    for p in projections:
+        for e in p.walk():
+            if isinstance(e, WindowExpression) and e not in found:
+                _check_window(e)
+                name = p.name if isinstance(p, Alias) and p.child == e else e.sql()
+                found[e] = Alias(e, name)
+    groups: dict[tuple, list[Alias]] = {}
+    for e, alias in found.items():
+        groups.setdefault((e.partition_by, e.order_by), []).append(alias)
+    plan = child
+    for (partition_by, order_by), aliases in groups.items():
+        plan = Window(plan, tuple(aliases), partition_by, tuple(order_by))
+    refs = {e: a.to_attribute() for e, a in found.items()}
+
+    def swap(e: Expr) -> Expr:
+        return refs.get(e, e) if isinstance(e, WindowExpression) else e
+
+    out = []
+    for p in projections:
+        if isinstance(p, Alias):
+            inner = transform_expr(p.child, swap)
+            out.append(Alias(inner, p.name, p.expr_id))
+        else:
+            out.append(transform_expr(p, swap))
+    return Project(plan, tuple(out))
+
+
+def _check_window(e: WindowExpression) -> None:
+    f = e.function
+    if isinstance(f, AggregateFunction) and any(contains_aggregate(a) for a in f.args):
+        raise AnalysisException(f"aggregate {f.sql()} over a window cannot contain another aggregate")
+    if not isinstance(f, (AggregateFunction, WindowFunction)):
+        raise AnalysisException(f"{f.sql()} cannot be used with OVER; use a window or aggregate function")
 
 
 def _resolve_aggregate(node: Aggregate) -> LogicalPlan:
@@ -326,6 +370,9 @@ def _coerce_node(e: Expr) -> Expr:
                         _cast(e.else_value, t) if e.else_value is not None else None)
     if isinstance(e, ScalarFunction):
         return _coerce_function(e)
+    if isinstance(e, WindowFunction) and e.name in ("lag", "lead"):
+        value, offset, default = e.args
+        return WindowFunction(e.name, (value, offset, _cast(default, value.dtype)))
     if isinstance(e, AggregateFunction):
         if e.name in ("sum", "avg", "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and e.args:
             if isinstance(e.args[0].dtype, T.StringType):

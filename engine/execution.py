@@ -22,13 +22,14 @@ if TYPE_CHECKING:
 class QueryExecution:
     """The plans of one action, derived lazily from an analyzed logical plan."""
 
-    def __init__(self, session: "Session", analyzed: L.LogicalPlan):
+    def __init__(self, session: "Session", analyzed: L.LogicalPlan, materializing: bool = False):
         self.session = session
         self.analyzed = analyzed
+        self.materializing = materializing
 
     @cached_property
     def with_cached_data(self) -> L.LogicalPlan:
-        return self.session._cache.substitute(self.analyzed)
+        return self.session._cache.substitute(self.analyzed, skip_root=self.materializing)
 
     @cached_property
     def _optimized(self) -> tuple[L.LogicalPlan, list[str]]:
@@ -120,12 +121,17 @@ class CacheManager:
         for plan in list(self._entries):
             self.unregister(plan)
 
-    def substitute(self, plan: L.LogicalPlan) -> L.LogicalPlan:
-        """Replace every cached subtree by its in-memory relation, materialising it if needed."""
+    def substitute(self, plan: L.LogicalPlan, skip_root: bool = False) -> L.LogicalPlan:
+        """Replace every cached subtree by its in-memory relation, materialising it if needed.
+
+        `skip_root` is for the job that materialises `plan` itself: only its inputs are substituted.
+        """
         if not self._entries:
             return plan
 
         def rule(node: L.LogicalPlan) -> L.LogicalPlan:
+            if node is plan and skip_root:
+                return node
             if node in self._entries:
                 return self._materialize(node)
             return node
@@ -138,7 +144,7 @@ class CacheManager:
             return entry
         key = self._next_key
         self._next_key += 1
-        qe = QueryExecution(self.session, plan)
+        qe = QueryExecution(self.session, plan, materializing=True)
         store = self.session._store
 
         def keep(p: int, batches: Iterator[pa.RecordBatch]) -> int:

@@ -702,7 +702,93 @@ def strip_alias(e: Expr) -> Expr:
 
 
 def contains_aggregate(e: Expr) -> bool:
-    return any(isinstance(x, AggregateFunction) for x in e.walk())
+    """True if `e` has an aggregate outside any window expression (which aggregates per row)."""
+    if isinstance(e, AggregateFunction):
+        return True
+    if isinstance(e, WindowExpression):
+        return False
+    return any(contains_aggregate(c) for c in e.children())
+
+
+def contains_window(e: Expr) -> bool:
+    return any(isinstance(x, WindowExpression) for x in e.walk())
+
+
+WINDOW_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead")
+RANKING_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile")
+
+
+@dataclass(frozen=True)
+class WindowFunction(Expr):
+    """A function defined only over a window: row_number(), rank(), lag(x, 1, default), ..."""
+
+    name: str
+    args: tuple[Expr, ...] = ()
+
+    @cached_property
+    def dtype(self) -> T.DataType:
+        if self.name in ("row_number", "rank", "dense_rank", "ntile"):
+            return T.IntegerType()
+        if self.name in ("percent_rank", "cume_dist"):
+            return T.DoubleType()
+        return self.args[0].dtype
+
+    @property
+    def nullable(self) -> bool:
+        return self.name in ("lag", "lead")
+
+    def sql(self) -> str:
+        return f"{self.name}({', '.join(a.sql() for a in self.args)})"
+
+
+@dataclass(frozen=True)
+class WindowExpression(Expr):
+    """`function OVER (PARTITION BY ... ORDER BY ... frame)`; frame is (kind, start, end) or None for the default."""
+
+    function: Expr
+    partition_by: tuple[Expr, ...] = ()
+    order_by: tuple[Expr, ...] = ()
+    frame: tuple[str, int, int] | None = None
+
+    @property
+    def dtype(self) -> T.DataType:
+        return self.function.dtype
+
+    @property
+    def nullable(self) -> bool:
+        return self.function.nullable
+
+    @property
+    def effective_frame(self) -> tuple[str, int, int]:
+        """Spark's default: whole partition without ORDER BY, else RANGE UNBOUNDED PRECEDING..CURRENT ROW."""
+        if self.frame is not None:
+            return self.frame
+        if self.order_by:
+            return ("range", UNBOUNDED, 0)
+        return ("rows", UNBOUNDED, -UNBOUNDED)
+
+    def sql(self) -> str:
+        parts = []
+        if self.partition_by:
+            parts.append("PARTITION BY " + ", ".join(p.sql() for p in self.partition_by))
+        if self.order_by:
+            parts.append("ORDER BY " + ", ".join(o.sql() for o in self.order_by))
+        kind, lo, hi = self.effective_frame
+        parts.append(f"{kind.upper()} BETWEEN {_bound_sql(lo)} AND {_bound_sql(hi)}")
+        return f"{self.function.sql()} OVER ({' '.join(parts)})"
+
+
+UNBOUNDED = -(1 << 63)
+
+
+def _bound_sql(v: int) -> str:
+    if v <= UNBOUNDED:
+        return "UNBOUNDED PRECEDING"
+    if v >= -UNBOUNDED - 1:
+        return "UNBOUNDED FOLLOWING"
+    if v == 0:
+        return "CURRENT ROW"
+    return f"{-v} PRECEDING" if v < 0 else f"{v} FOLLOWING"
 
 
 def output_name(e: Expr) -> str:

@@ -191,3 +191,47 @@ def _check_name(name: str) -> None:
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + list(getattr(_scalar, "__all__", []))
+
+
+# ---------------------------------------------------------------- window functions
+
+
+def _window(name: str, *args: Any) -> Column:
+    from quiver.engine.expressions import WindowFunction
+
+    return Column(WindowFunction(name, tuple(args)))
+
+
+def row_number() -> Column:
+    return _window("row_number")
+
+
+def rank() -> Column:
+    return _window("rank")
+
+
+def dense_rank() -> Column:
+    return _window("dense_rank")
+
+
+def percent_rank() -> Column:
+    return _window("percent_rank")
+
+
+def cume_dist() -> Column:
+    return _window("cume_dist")
+
+
+def ntile(n: int) -> Column:
+    return _window("ntile", Literal.of(int(n)))
+
+
+def lag(col: Any, offset: int = 1, default: Any = None) -> Column:
+    return _window("lag", to_expr(col), Literal.of(int(offset)), Literal.of(default))
+
+
+def lead(col: Any, offset: int = 1, default: Any = None) -> Column:
+    return _window("lead", to_expr(col), Literal.of(int(offset)), Literal.of(default))
+
+
+__all__ = [n for n in dir() if not n.startswith("_")] + list(getattr(_scalar, "__all__", []))

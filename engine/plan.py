@@ -250,6 +250,24 @@ def _named_sql(e: Expr) -> str:
 
 
 @dataclass(frozen=True)
+class Window(LogicalPlan):
+    """Append window expressions (aliased) sharing one PARTITION BY / ORDER BY to every row."""
+
+    child: LogicalPlan
+    window_exprs: tuple[Expr, ...]
+    partition_by: tuple[Expr, ...]
+    order_by: tuple[SortOrder, ...]
+
+    @cached_property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output + tuple(named_output(e) for e in self.window_exprs)
+
+    def node_string(self) -> str:
+        return (f"Window [{', '.join(_named_sql(e) for e in self.window_exprs)}], "
+                f"[{', '.join(e.sql() for e in self.partition_by)}], [{', '.join(o.sql() for o in self.order_by)}]")
+
+
+@dataclass(frozen=True)
 class Sort(LogicalPlan):
     child: LogicalPlan
     orders: tuple[SortOrder, ...]
@@ -373,6 +391,6 @@ def plan_stats_rows(plan: LogicalPlan) -> int | None:
 
 __all__ = [
     "LogicalPlan", "LocalRelation", "SourceScan", "RangeRelation", "Project", "Filter", "Aggregate",
-    "Sort", "Limit", "SubqueryAlias", "InMemoryRelation", "Join", "Union", "transform_up", "transform_down",
+    "Sort", "Window", "Limit", "SubqueryAlias", "InMemoryRelation", "Join", "Union", "transform_up", "transform_down",
     "attributes_of", "named_output", "JOIN_TYPES", "JOIN_TYPE_ALIASES",
 ]

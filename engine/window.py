@@ -6,10 +6,13 @@ from typing import Any
 
 from quiver.engine.column import to_expr
 from quiver.engine.errors import AnalysisException
-from quiver.engine.expressions import Expr, SortOrder
+from quiver.engine.expressions import UNBOUNDED
+from quiver.engine.expressions import (
+    RANKING_FUNCTIONS, AggregateFunction, Expr, SortOrder, WindowExpression, WindowFunction,
+)
 
-UNBOUNDED_PRECEDING = -(1 << 63)
-UNBOUNDED_FOLLOWING = (1 << 63) - 1
+UNBOUNDED_PRECEDING = UNBOUNDED
+UNBOUNDED_FOLLOWING = -UNBOUNDED - 1
 CURRENT_ROW = 0
 
 
@@ -77,7 +80,16 @@ class Window:
 
 
 def window_expression(expr: Expr, spec: WindowSpec) -> Expr:
-    """`fn.over(spec)`; window functions are planned by the window issue, not the core engine yet."""
-    raise AnalysisException(
-        f"window function {expr.sql()} OVER (...) is not supported by this version of Quiver yet"
-    )
+    """`fn.over(spec)`: an aggregate or a window function evaluated per row over its window."""
+    if not isinstance(spec, WindowSpec):
+        raise AnalysisException(f"over() takes a WindowSpec such as Window.partitionBy('k'), got {type(spec).__name__}")
+    if not isinstance(expr, (AggregateFunction, WindowFunction)):
+        raise AnalysisException(
+            f"{expr.sql()} is not a window or aggregate function; only functions such as row_number(), rank(), "
+            "lag(), sum() or avg() can be used with over()"
+        )
+    if isinstance(expr, WindowFunction) and expr.name in RANKING_FUNCTIONS + ("lag", "lead") and not spec.order_by:
+        raise AnalysisException(f"window function {expr.sql()} requires the window to be ordered: add .orderBy(...)")
+    if expr.__class__ is AggregateFunction and expr.distinct:
+        raise AnalysisException(f"{expr.sql()} with DISTINCT is not supported over a window")
+    return WindowExpression(expr, spec.partition_by, spec.order_by, spec.frame)

@@ -18,6 +18,7 @@ from quiver.executors.base import Device, TaskContext
 from quiver.executors.evaluate import evaluate_array, filter_batch
 from quiver.executors.join import join_tables
 from quiver.executors.sort import sort_indices, top_k_indices
+from quiver.executors.window import compute_windows
 from quiver.planners import physical as P
 
 RANGE_BATCH_ROWS = 1 << 16
@@ -25,7 +26,7 @@ RANGE_BATCH_ROWS = 1 << 16
 CPU_OPERATORS = frozenset({
     "ScanExec", "LocalTableExec", "CachedExec", "RangeExec", "FilterExec", "ProjectExec",
     "HashAggregateExec", "HashJoinExec", "NestedLoopJoinExec", "SortExec", "TopKExec", "LimitExec",
-    "UnionExec", "ShuffleReadExec",
+    "UnionExec", "ShuffleReadExec", "WindowExec",
 })
 
 
@@ -127,6 +128,12 @@ class CpuExecutor:
         right = self._table(plan.right, partition, ctx)
         out = join_tables(left, right, plan.how, (), (), plan.condition, plan.output)
         yield from out.to_batches()
+
+    def _WindowExec(self, plan: P.WindowExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        table = self._table(plan.child, partition, ctx)
+        if table.num_rows == 0:
+            return
+        yield from compute_windows(table, plan.window_exprs, plan.partition_by, plan.order_by).to_batches()
 
     def _SortExec(self, plan: P.SortExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         table = self._table(plan.child, partition, ctx)

@@ -313,6 +313,25 @@ class NestedLoopJoinExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
+class WindowExec(PhysicalPlan):
+    """Window functions over partitions co-located by a hash exchange on the PARTITION BY keys."""
+
+    child: PhysicalPlan
+    window_exprs: tuple[Expr, ...]
+    partition_by: tuple[Expr, ...]
+    order_by: tuple[SortOrder, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output + tuple(L.named_output(e) for e in self.window_exprs)
+
+    def node_string(self) -> str:
+        return (f"Window [{', '.join(_named(e) for e in self.window_exprs)}] "
+                f"partition=[{', '.join(p.sql() for p in self.partition_by)}] "
+                f"order=[{', '.join(o.sql() for o in self.order_by)}]")
+
+
+@dataclass(frozen=True)
 class SortExec(PhysicalPlan):
     """Sort within each partition (globally sorted after a range exchange)."""
 
@@ -445,6 +464,11 @@ class _Planner:
             return self._sort(node)
         if isinstance(node, L.Limit):
             return self._limit(node)
+        if isinstance(node, L.Window):
+            child = self.plan(node.child)
+            part: Any = (HashPartitioning(node.partition_by, self.conf.shuffle_partitions)
+                         if node.partition_by else SinglePartition())
+            return WindowExec(ExchangeExec(child, part), node.window_exprs, node.partition_by, node.order_by)
         if isinstance(node, L.Union):
             return UnionExec(tuple(self.plan(c) for c in node.inputs), node.output)
         raise QuiverError(f"no physical plan for logical node {type(node).__name__}")

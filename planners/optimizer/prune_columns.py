@@ -11,7 +11,7 @@ from dataclasses import replace
 from quiver.engine.expressions import AttributeRef
 from quiver.engine.plan import (
     Aggregate, Filter, Join, Limit, LocalRelation, LogicalPlan, Project, RangeRelation, Sort,
-    SourceScan, SubqueryAlias, Union,
+    SourceScan, SubqueryAlias, Union, Window,
 )
 from quiver.planners.statistics import row_width
 
@@ -42,6 +42,11 @@ def _prune(node: LogicalPlan, needed: set[int]) -> LogicalPlan:
         return replace(node, child=_prune(node.child, child_needs or _one(node.child)), aggregates=kept)
     if isinstance(node, Filter):
         return Filter(_prune(node.child, needed | node.condition.references()), node.condition)
+    if isinstance(node, Window):
+        kept = tuple(w for w in node.window_exprs if _id(w) in needed) or node.window_exprs[:1]
+        child_needs = (needed & {a.expr_id for a in node.child.output}) | _refs(kept) | _refs(node.partition_by) \
+            | _refs(node.order_by)
+        return replace(node, child=_prune(node.child, child_needs or _one(node.child)), window_exprs=kept)
     if isinstance(node, Sort):
         return replace(node, child=_prune(node.child, needed | _refs(node.orders)))
     if isinstance(node, (Limit, SubqueryAlias)):

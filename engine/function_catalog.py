@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 from quiver.engine import types as T
 from quiver.engine.errors import AnalysisException
@@ -27,6 +27,13 @@ class FunctionSpec:
     result_type: Callable[[list[DataType]], DataType]
     input_types: Callable[[list[DataType]], list[DataType | None]] | None = None
     pretty: Callable[[list[str]], str] | None = None
+    # For the few functions whose type depends on a literal argument's value (round's scale,
+    # get_field's name): (types, literal values with _NOT_LITERAL for columns) -> type.
+    # `result_type` alone then gives a type that holds every possible result.
+    literal_result_type: Callable[[list[DataType], list[Any]], DataType] | None = None
+
+
+NOT_LITERAL = object()
 
 
 # ---------------------------------------------------------------- argument kinds
@@ -261,11 +268,15 @@ def _numeric_first(types: list[DataType]) -> DataType:
     return t if isinstance(t, T.NumericType) else T.DoubleType()
 
 
-def _round_type(types: list[DataType], scale: int | None) -> DataType:
+def _round_type(types: list[DataType], literals: list[Any]) -> DataType:
     """round/bround: same type, except a decimal keeps or lowers its scale (Spark's RoundBase)."""
     t = _numeric_first(types)
     if isinstance(t, T.DecimalType):
-        return _rounded_decimal(t, 0 if scale is None else scale)
+        scale = literals[1] if len(literals) > 1 else 0
+        if not isinstance(scale, int):
+            # a computed scale: a type wide enough for any rounding of this decimal
+            return T.DecimalType(min(t.precision + 1, 38), t.scale)
+        return _rounded_decimal(t, scale)
     return t
 
 
@@ -277,7 +288,7 @@ def _rounded_decimal(t: T.DecimalType, scale: int) -> T.DecimalType:
     return T.DecimalType(min(integral + new_scale, 38), new_scale)
 
 
-def _floor_ceil_type(types: list[DataType]) -> DataType:
+def _floor_ceil_type(types: list[DataType], literals: list[Any]) -> DataType:
     """floor/ceil: bigint, a decimal's integral part, or with a scale a decimal (Spark's RoundCeil)."""
     t = _numeric_first(types)
     if len(types) > 1:
@@ -285,15 +296,11 @@ def _floor_ceil_type(types: list[DataType]) -> DataType:
             t = T.decimal_for_integral(t)
         elif not isinstance(t, T.DecimalType):
             t = T.DecimalType(30, 15)
-        return _rounded_decimal(t, _SCALE_HINT.get(id(types), 0))
+        scale = literals[1] if len(literals) > 1 else 0
+        return _rounded_decimal(t, scale) if isinstance(scale, int) else T.DecimalType(min(t.precision + 1, 38), t.scale)
     if isinstance(t, T.DecimalType):
         return T.DecimalType(min(t.precision - t.scale + 1, 38), 0)
     return T.LongType()
-
-
-# The analyzer gives result rules types only; the rules that depend on a literal scale
-# (round(decimal, 2)) read it from the pretty-printed argument, which carries the literal.
-_SCALE_HINT: dict[int, int] = {}
 
 
 def _nanvl_type(types: list[DataType]) -> DataType:
@@ -315,19 +322,9 @@ def _element_type(types: list[DataType]) -> DataType:
 
 # ---------------------------------------------------------------- pretty names
 
-def _call(name: str, defaults: tuple[str, ...] = ()) -> Callable[[list[str]], str]:
-    """`name(a, b)`, appending the defaults Spark shows for omitted trailing arguments."""
-    def pretty(args: list[str]) -> str:
-        shown = list(args)
-        missing = len(defaults) - max(0, len(args) - (len(args) - len(defaults) if False else 0))
-        return f"{name}({', '.join(shown)})"
-    if not defaults:
-        return pretty
-
-    def with_defaults(args: list[str]) -> str:
-        total = len(args) + len(defaults)
-        return f"{name}({', '.join(args + list(defaults)[len(defaults) - (total - len(args)):])})"
-    return with_defaults
+def _call(name: str) -> Callable[[list[str]], str]:
+    """`name(a, b)` under a display name that differs from the lookup name (SQRT, POWER)."""
+    return lambda args: f"{name}({', '.join(args)})"
 
 
 def _call_filling(name: str, arity: int, defaults: tuple[str, ...]) -> Callable[[list[str]], str]:
@@ -380,13 +377,18 @@ SCALAR_FUNCTIONS: dict[str, FunctionSpec] = {}
 
 def _register(name: str, min_args: int, max_args: int | None, result: Callable[[list[DataType]], DataType],
               inputs: Callable[[list[DataType]], list[DataType | None]] | None = None,
-              pretty: Callable[[list[str]], str] | None = None) -> None:
-    if inputs is not None and result is not None:
-        raw_result = result
+              pretty: Callable[[list[str]], str] | None = None,
+              literal_result: Callable[[list[DataType], list[Any]], DataType] | None = None) -> None:
+    if inputs is not None:
+        raw_result, raw_literal = result, literal_result
 
-        def result(types: list[DataType], _raw=raw_result, _inputs=inputs) -> DataType:  # noqa: E306
-            return _raw(_coerced(_inputs, types))
-    SCALAR_FUNCTIONS[name] = FunctionSpec(name, min_args, max_args, result, inputs, pretty)
+        def result(types: list[DataType]) -> DataType:
+            return raw_result(_coerced(inputs, types))
+
+        if raw_literal is not None:
+            def literal_result(types: list[DataType], literals: list[Any]) -> DataType:
+                return raw_literal(_coerced(inputs, types), literals)
+    SCALAR_FUNCTIONS[name] = FunctionSpec(name, min_args, max_args, result, inputs, pretty, literal_result)
 
 
 def _unary(names: list[str], kind: _Kind, result: DataType | Callable[[list[DataType]], DataType],
@@ -441,7 +443,7 @@ _register("nvl2", 3, 3, _result_common("nvl2", True, skip=1), _same_type("nvl2",
 _register("if", 3, 3, _result_common("if", True, skip=1),
           lambda types: _check("if", [BOOLEAN], types[:1]) + _same_type("if", True, skip=1)(types)[1:],
           lambda args: f"(IF({', '.join(args)}))")
-_register("nullif", 2, 2, _first, lambda types: [None, None] if common_type("nullif", types, True) else [None, None])
+_register("nullif", 2, 2, _first, lambda types: [None, None] if common_type("nullif", types, True) is not None else [])
 _register("isnull", 1, 1, _fixed(T.BooleanType()), None, lambda args: f"({args[0]} IS NULL)")
 _register("isnotnull", 1, 1, _fixed(T.BooleanType()), None, lambda args: f"({args[0]} IS NOT NULL)")
 _unary(["isnan"], FRACTIONAL, T.BooleanType())
@@ -460,11 +462,12 @@ _register("power", 2, 2, _fixed(T.DoubleType()), _inputs("power", DOUBLE, DOUBLE
 _register("atan2", 2, 2, _fixed(T.DoubleType()), _inputs("atan2", DOUBLE, DOUBLE), _call("ATAN2"))
 _register("hypot", 2, 2, _fixed(T.DoubleType()), _inputs("hypot", DOUBLE, DOUBLE), _call("HYPOT"))
 for _name in ("round", "bround"):
-    _register(_name, 1, 2, lambda types: _round_type(types, None), _inputs(_name, NUMERIC, INT),
-              _call_filling(_name, 2, ("0",)))
+    _register(_name, 1, 2, lambda types: _round_type(types, [NOT_LITERAL] * len(types)), _inputs(_name, NUMERIC, INT),
+              _call_filling(_name, 2, ("0",)), _round_type)
 for _name, _shown in (("floor", "FLOOR"), ("ceil", "CEIL"), ("ceiling", "ceiling")):
-    _register(_name, 1, 2, _floor_ceil_type, _inputs(_name, NUMERIC, INT),
-              (lambda shown, lower: lambda args: f"{shown if len(args) == 1 else lower}({', '.join(args)})")(_shown, _name))
+    _register(_name, 1, 2, lambda types: _floor_ceil_type(types, [NOT_LITERAL] * len(types)), _inputs(_name, NUMERIC, INT),
+              (lambda shown, lower: lambda args: f"{shown if len(args) == 1 else lower}({', '.join(args)})")(_shown, _name),
+              _floor_ceil_type)
 for _name in ("greatest", "least"):
     _register(_name, 2, None, _result_common(_name, False), _same_type(_name, False))
 
@@ -523,20 +526,50 @@ def _array_contains_inputs(types: list[DataType]) -> list[DataType | None]:
 _register("array_contains", 2, 2, _fixed(T.BooleanType()), _array_contains_inputs)
 
 
-def _field_type(types: list[DataType]) -> DataType:
-    t = types[0]
+def _field_type(types: list[DataType], literals: list[Any]) -> DataType:
+    """A struct field's type by its (literal) name, or a map's value type."""
+    t, key = types[0], literals[1] if len(literals) > 1 else NOT_LITERAL
     if isinstance(t, T.MapType):
         return t.valueType
-    if isinstance(t, T.StructType):
-        return _FIELD_HINT.get(id(types), T.NullType())
-    raise AnalysisException(f"function get_field: the first argument must be STRUCT or MAP, but it is {t.simpleString()}")
+    if not isinstance(t, T.StructType):
+        raise AnalysisException(f"function get_field: the first argument must be STRUCT or MAP, but it is {t.simpleString()}")
+    if not isinstance(key, str):
+        raise AnalysisException("function get_field: the field name must be a string literal")
+    for f in t.fields:
+        if f.name == key:
+            return f.dataType
+    matches = [f for f in t.fields if f.name.lower() == key.lower()]
+    if len(matches) == 1:
+        return matches[0].dataType
+    raise AnalysisException(f"field '{key}' does not exist in {t.simpleString()}; fields are {', '.join(t.names)}")
 
 
-_FIELD_HINT: dict[int, DataType] = {}
-_register("get_field", 2, 2, _field_type, None, _get_field)
+_register("get_field", 2, 2, lambda types: _field_type(types, [NOT_LITERAL] * len(types)), None, _get_field, _field_type)
 _register("element_at_index", 2, 2, _element_type, None, _element_at_index)
 
 del _name
+
+
+def result_type_of(name: str, args: Sequence[Any]) -> DataType:
+    """Result type of `name` applied to expressions `args`, reading the literal arguments some rules need.
+
+    `ScalarFunction.dtype` should call this rather than `spec.result_type`, so that
+    round(decimal, 2) and struct.field get their exact types.
+    """
+    spec = lookup(name)
+    types = [a.dtype for a in args]
+    if spec.literal_result_type is None:
+        return spec.result_type(types)
+    return spec.literal_result_type(types, [literal_value(a) for a in args])
+
+
+def literal_value(expr: Any) -> Any:
+    """The Python value of a literal argument (through implicit casts), else NOT_LITERAL."""
+    from quiver.engine.expressions import Cast, Literal
+
+    while isinstance(expr, Cast):
+        expr = expr.child
+    return expr.value if isinstance(expr, Literal) else NOT_LITERAL
 
 
 def lookup(name: str) -> FunctionSpec:

@@ -189,8 +189,6 @@ class Session:
     def table(self, name: str) -> "DataFrame":
         key = name.lower()
         if key not in self._views:
-            from quiver.engine.errors import unknown_column
-
             raise AnalysisException(
                 f"table or view '{name}' not found. Registered temp views: {', '.join(sorted(self._views)) or '(none)'}"
             )
@@ -229,7 +227,6 @@ class Session:
             return
         qe = df._execution()
         output = df._plan.output
-        names = [a.name for a in output]
         schema = pa.schema([pa.field(a.name, a.dtype.to_arrow()) for a in output])
 
         def write(p: int, batches: Iterable[pa.RecordBatch]) -> Any:
@@ -247,7 +244,6 @@ class Session:
         except BaseException:
             sink.abort()
             raise
-        del names
 
 
 class Catalog:

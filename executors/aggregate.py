@@ -3,23 +3,24 @@
 A partial aggregate turns rows into *states* per group (e.g. avg -> sum and count); the
 final aggregate merges states from every partition and finishes them. Functions whose
 states cannot be merged (count distinct, stddev) run in complete mode after the exchange.
-Input is consumed in chunks, so a partition never has to be one table in memory.
+Input streams through one Acero aggregate node, so a partition is never one table in memory.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.acero as acero
 import pyarrow.compute as pc
 
 from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
 from quiver.engine.expressions import AttributeRef, Expr
 from quiver.executors.evaluate import evaluate_array
-
-CHUNK_ROWS = 1 << 20
 
 _ALL = pc.ScalarAggregateOptions(skip_nulls=False, min_count=0)
 _SKIP = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
@@ -35,95 +36,85 @@ class _Step:
     output: str
 
 
-def _state_names(i: int, call) -> list[str]:
-    name = call.function.name
-    if name == "avg":
-        return [f"s{i}_sum", f"s{i}_count"]
-    return [f"s{i}"]
-
-
 def aggregate_partition(
     batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple, mode: str
 ) -> Iterator[pa.RecordBatch]:
-    """Run one partition's aggregation; yields the result as record batches."""
+    """Run one partition's aggregation; yields the result as record batches.
+
+    The input streams through one Acero aggregate node, which keeps only the per-group
+    state, so a partition is never held in memory as a whole.
+    """
     key_attrs = [a for _, a in keys]
+    nkeys = len(keys)
     if mode == "final":
-        merged = _merge_states(_concat(_rename_final_input(b, keys, calls) for b in batches), len(keys), calls)
-        result = _finish(merged, len(keys), calls)
+        result = _finish(_merge_states(_final_input(batches, keys), nkeys, calls), nkeys, calls)
     elif mode == "complete":
-        prepared = [_prepare(b, keys, calls) for b in batches if b.num_rows]
-        table = pa.concat_tables(prepared) if prepared else _prepared_schema(keys, calls).empty_table()
-        result = _finish_complete(_group(table, len(keys), _complete_steps(calls)), len(keys), calls)
+        grouped = _group(_prepared_reader(batches, keys, calls), nkeys, _complete_steps(calls))
+        result = _finish_complete(grouped, nkeys, calls)
     else:
-        yield from _with_key_names(_partial_states(batches, keys, calls), key_attrs, calls, partial=True).to_batches()
+        states = _group(_prepared_reader(batches, keys, calls), nkeys, _partial_steps(calls))
+        yield from _with_key_names(states, key_attrs, calls, partial=True).to_batches()
         return
     if not keys and result.num_rows == 0:
         result = _empty_global_row(calls)
     yield from _with_key_names(result, key_attrs, calls, partial=False).to_batches()
 
 
-def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple) -> pa.Table:
-    """States per group of one partition, aggregating chunk by chunk to bound memory."""
-    partials: list[pa.Table] = []
-    pending: list[pa.Table] = []
-    pending_rows = 0
-    for b in batches:
-        if b.num_rows == 0:
-            continue
-        pending.append(_prepare(b, keys, calls))
-        pending_rows += b.num_rows
-        if pending_rows >= CHUNK_ROWS:
-            partials.append(_group(pa.concat_tables(pending), len(keys), _partial_steps(calls)))
-            pending, pending_rows = [], 0
-    if pending or not partials:
-        table = pa.concat_tables(pending) if pending else _prepared_schema(keys, calls).empty_table()
-        partials.append(_group(table, len(keys), _partial_steps(calls)))
-    if len(partials) == 1:
-        return partials[0]
-    return _merge_states(pa.concat_tables(partials), len(keys), calls)
-
-
-def _concat(tables: Iterable[pa.Table]) -> pa.Table | None:
-    tables = [t for t in tables]
-    if not tables:
-        return None
-    return pa.concat_tables(tables)
-
-
 def _prepared_schema(keys: tuple, calls: tuple) -> pa.Schema:
     fields = [pa.field(f"k{i}", e.dtype.to_arrow()) for i, (e, _) in enumerate(keys)]
+    if not keys:
+        fields.append(pa.field("k0", pa.int8()))
     for i, c in enumerate(calls):
         for j, a in enumerate(c.function.args):
             fields.append(pa.field(f"a{i}_{j}", a.dtype.to_arrow()))
     return pa.schema(fields)
 
 
-def _prepare(batch: pa.RecordBatch, keys: tuple, calls: tuple) -> pa.Table:
-    """Evaluate grouping keys and aggregate arguments into a narrow table (k*, a*_*)."""
-    arrays, names = [], []
-    for i, (e, _) in enumerate(keys):
-        arrays.append(evaluate_array(e, batch))
-        names.append(f"k{i}")
-    for i, c in enumerate(calls):
-        for j, a in enumerate(c.function.args):
-            arrays.append(evaluate_array(a, batch))
-            names.append(f"a{i}_{j}")
-    if not arrays:
-        arrays, names = [pa.nulls(batch.num_rows, pa.int8())], ["_rows"]
-    return pa.Table.from_arrays(arrays, names=names)
+def _prepare(batch: pa.RecordBatch, keys: tuple, calls: tuple, schema: pa.Schema) -> pa.RecordBatch:
+    """Evaluate grouping keys and aggregate arguments into a narrow batch (k*, a*_*).
+
+    A global aggregate groups by one constant key, so grouped and global aggregation share one path.
+    """
+    arrays = [evaluate_array(e, batch) for e, _ in keys]
+    if not keys:
+        arrays.append(pa.nulls(batch.num_rows, pa.int8()).fill_null(0))
+    for c in calls:
+        arrays.extend(evaluate_array(a, batch) for a in c.function.args)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _group(table: pa.Table, nkeys: int, steps: list[_Step]) -> pa.Table:
-    key_names = [f"k{i}" for i in range(nkeys)]
-    specs = [(s.column, s.function, s.options) if s.options is not None else (s.column, s.function) for s in steps]
-    out = table.group_by(key_names, use_threads=False).aggregate(specs)
-    produced = {}
-    for s in steps:
-        col = s.column if isinstance(s.column, str) else None
-        arrow_name = f"{col}_{s.function}" if col else s.function
-        produced[s.output] = out.column(arrow_name)
-    cols = [out.column(k) for k in key_names] + list(produced.values())
-    return pa.Table.from_arrays(cols, names=key_names + list(produced))
+def _prepared_reader(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple) -> pa.RecordBatchReader:
+    schema = _prepared_schema(keys, calls)
+    stream = (_prepare(b, keys, calls, schema) for b in batches if b.num_rows)
+    return pa.RecordBatchReader.from_batches(schema, stream)
+
+
+def _final_input(batches: Iterable[pa.RecordBatch], keys: tuple) -> pa.RecordBatchReader | None:
+    """Partial states from every map task, key columns renamed back to k*; None when there are none."""
+    names = {a.internal_name: f"k{i}" for i, (_, a) in enumerate(keys)}
+    it = iter(b for b in batches if b.num_rows)
+    first = next(it, None)
+    if first is None:
+        return None
+
+    def renamed(b: pa.RecordBatch) -> pa.RecordBatch:
+        return b.rename_columns([names.get(n, n) for n in b.schema.names])
+
+    head = renamed(first)
+    return pa.RecordBatchReader.from_batches(head.schema, itertools.chain([head], (renamed(b) for b in it)))
+
+
+def _group(source: pa.Table | pa.RecordBatchReader, nkeys: int, steps: list[_Step]) -> pa.Table:
+    """One Acero aggregate node over `source`, grouped by k0..k{n-1} (k0 alone for a global aggregate)."""
+    key_names = [f"k{i}" for i in range(max(nkeys, 1))]
+    aggs = [(s.column, "hash_" + s.function, s.options, s.output) for s in steps]
+    if isinstance(source, pa.Table):
+        node = acero.Declaration("table_source", acero.TableSourceNodeOptions(source))
+    else:
+        node = acero.Declaration("record_batch_reader_source", acero.RecordBatchReaderSourceNodeOptions(source))
+    plan = acero.Declaration.from_sequence([node, acero.Declaration("aggregate", acero.AggregateNodeOptions(aggs, keys=key_names))])
+    out = plan.to_table(use_threads=False)
+    return out.select(key_names[:nkeys] + [s.output for s in steps])
 
 
 def _partial_steps(calls: tuple) -> list[_Step]:
@@ -179,10 +170,12 @@ def _merge_steps(calls: tuple) -> list[_Step]:
     return steps
 
 
-def _merge_states(states: pa.Table | None, nkeys: int, calls: tuple) -> pa.Table | None:
-    """Merge state rows of the same group (from several partitions or chunks)."""
+def _merge_states(states: pa.Table | pa.RecordBatchReader | None, nkeys: int, calls: tuple) -> pa.Table | None:
+    """Merge state rows of the same group (from several partitions)."""
     if states is None:
         return None
+    if nkeys == 0:
+        states = _with_constant_key(states)
     merged = _group(states, nkeys, _merge_steps(calls))
     for i, c in enumerate(calls):
         if c.function.name == "collect_list":
@@ -321,14 +314,14 @@ def _empty_global_row(calls: tuple) -> pa.Table:
     return pa.table(cols)
 
 
-def _rename_final_input(batch: pa.RecordBatch, keys: tuple, calls: tuple) -> pa.Table:
-    """Partial output columns (named by key attribute and state) back to the k*/s* layout."""
-    table = pa.Table.from_batches([batch])
-    names = []
-    for name in table.column_names:
-        names.append(name)
-    key_names = {a.internal_name: f"k{i}" for i, (_, a) in enumerate(keys)}
-    return table.rename_columns([key_names.get(n, n) for n in names])
+def _with_constant_key(states: pa.RecordBatchReader) -> pa.RecordBatchReader:
+    """Global states get the constant group key k0 back (the partial output dropped it)."""
+    schema = states.schema.append(pa.field("k0", pa.int8()))
+
+    def add(b: pa.RecordBatch) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays(b.columns + [pa.nulls(b.num_rows, pa.int8()).fill_null(0)], schema=schema)
+
+    return pa.RecordBatchReader.from_batches(schema, (add(b) for b in states))
 
 
 def _with_key_names(table: pa.Table, key_attrs: list[AttributeRef], calls: tuple, partial: bool) -> pa.Table:

@@ -22,6 +22,7 @@ from quiver.executors.window import compute_windows
 from quiver.planners import physical as P
 
 RANGE_BATCH_ROWS = 1 << 16
+TOPK_CHUNK_ROWS = 1 << 20
 
 CPU_OPERATORS = frozenset({
     "ScanExec", "LocalTableExec", "CachedExec", "RangeExec", "FilterExec", "ProjectExec",
@@ -144,14 +145,18 @@ class CpuExecutor:
         yield from table.take(sort_indices(keys, plan.orders)).to_batches()
 
     def _TopKExec(self, plan: P.TopKExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
-        kept: pa.Table | None = None
+        kept: list[pa.RecordBatch] = []
+        pending = 0
         for batch in self.execute(plan.child, partition, ctx):
             if batch.num_rows == 0:
                 continue
-            merged = pa.Table.from_batches([batch]) if kept is None else pa.concat_tables([kept, pa.Table.from_batches([batch])])
-            kept = self._top(merged, plan)
-        if kept is not None and kept.num_rows:
-            yield from kept.to_batches()
+            kept.append(batch)
+            pending += batch.num_rows
+            if pending >= TOPK_CHUNK_ROWS:
+                kept = self._top(pa.Table.from_batches(kept), plan).to_batches()
+                pending = sum(b.num_rows for b in kept)
+        if kept:
+            yield from self._top(pa.Table.from_batches(kept), plan).to_batches()
 
     def _top(self, table: pa.Table, plan: P.TopKExec) -> pa.Table:
         batch = _single_batch(table)

@@ -28,6 +28,10 @@ def join_tables(
     """Join `left` and `right` (columns named by internal attribute names) into `output` columns."""
     left = left.combine_chunks()
     right = right.combine_chunks()
+    if left_keys and condition is None:
+        joined = _acero_join(left, right, how, left_keys, right_keys, output)
+        if joined is not None:
+            return joined
     if left_keys:
         li, ri = _key_matches(left, right, left_keys, right_keys)
     else:
@@ -51,10 +55,45 @@ def _key_matches(left: pa.Table, right: pa.Table, lk: tuple[Expr, ...], rk: tupl
     ltab, rtab = pa.table(lcols), pa.table(rcols)
     joined = ltab.join(rtab, keys=[f"k{i}" for i in range(len(lk))], right_keys=[f"r{i}" for i in range(len(rk))],
                        join_type="inner", use_threads=False, coalesce_keys=False)
-    li = joined.column("__l").to_numpy()
-    ri = joined.column("__r").to_numpy()
-    order = np.lexsort((ri, li))
-    return li[order], ri[order]
+    return joined.column("__l").to_numpy(), joined.column("__r").to_numpy()
+
+
+_ACERO_JOIN_TYPES = {
+    "inner": "inner", "left": "left outer", "right": "right outer", "full": "full outer",
+    "left_semi": "left semi", "left_anti": "left anti",
+}
+
+
+def _acero_join(left: pa.Table, right: pa.Table, how: str, lk: tuple[Expr, ...], rk: tuple[Expr, ...],
+                output: tuple[AttributeRef, ...]) -> pa.Table | None:
+    """Acero's hash join with the payload carried through; None where Acero cannot carry a column type."""
+    left, lnames = _with_keys(left, lk, "__lk")
+    right, rnames = _with_keys(right, rk, "__rk")
+    for i, (a, b) in enumerate(zip(lnames, rnames)):
+        if left.schema.field(a).type != right.schema.field(b).type:
+            right = right.set_column(right.schema.get_field_index(b), b,
+                                     right.column(b).cast(left.schema.field(a).type))
+    try:
+        joined = left.join(right, keys=lnames, right_keys=rnames, join_type=_ACERO_JOIN_TYPES[how],
+                           use_threads=False, coalesce_keys=False)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        return None
+    return joined.select([a.internal_name for a in output])
+
+
+def _with_keys(table: pa.Table, keys: tuple[Expr, ...], prefix: str) -> tuple[pa.Table, list[str]]:
+    """Key columns by name: an attribute's own column, or an evaluated expression appended."""
+    names = []
+    batch = None
+    for i, e in enumerate(keys):
+        if isinstance(e, AttributeRef) and e.internal_name in table.column_names:
+            names.append(e.internal_name)
+            continue
+        batch = batch if batch is not None else _as_batch(table)
+        name = f"{prefix}{i}"
+        table = table.append_column(name, evaluate_array(e, batch))
+        names.append(name)
+    return table, names
 
 
 def _as_batch(table: pa.Table) -> pa.RecordBatch:

@@ -35,16 +35,15 @@ def sort_indices(columns: list[pa.Array], orders: tuple[SortOrder, ...]) -> pa.A
 
 
 def top_k_indices(columns: list[pa.Array], orders: tuple[SortOrder, ...], k: int) -> pa.Array:
-    """Indices of the first `k` rows in sort order (select_k avoids a full sort)."""
+    """Indices of the first `k` rows in sort order; select_k avoids sorting the rest.
+
+    Rows that tie on every key may come back in any order, as in Spark.
+    """
     table, keys = sort_keys_table(columns, orders)
     if k >= table.num_rows:
         return pc.sort_indices(table, sort_keys=keys)
-    return pc.select_k_unstable(table, k, sort_keys=keys) if _single_ascii(keys) else pc.sort_indices(table, sort_keys=keys)[:k]
-
-
-def _single_ascii(keys: list[tuple[str, str]]) -> bool:
-    # select_k_unstable is not stable; only use it where ties cannot reorder visibly (one key)
-    return len(keys) == 1
+    picked = pc.select_k_unstable(table, k, sort_keys=keys)
+    return picked.take(pc.sort_indices(table.take(picked), sort_keys=keys))
 
 
 def range_partition_ids(columns: list[pa.Array], bounds: list[pa.Array], orders: tuple[SortOrder, ...]) -> np.ndarray:

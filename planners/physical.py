@@ -434,9 +434,36 @@ def plan_physical(plan: L.LogicalPlan, conf: PlannerConfig) -> PhysicalPlan:
     return _Planner(conf).plan(plan)
 
 
+def output_partitioning(plan: PhysicalPlan) -> Any | None:
+    """How `plan`'s output rows are spread over partitions, where an operator keeps its input's layout."""
+    if isinstance(plan, ExchangeExec):
+        return plan.partitioning
+    if isinstance(plan, (FilterExec, SortExec, WindowExec, ProjectExec)):
+        part = output_partitioning(plan.child)
+        if isinstance(part, HashPartitioning) and isinstance(plan, ProjectExec):
+            kept = {a.expr_id for a in plan.output}
+            if not all(k.references() <= kept for k in part.keys):
+                return None
+        return part
+    if isinstance(plan, HashAggregateExec) and plan.mode != "partial":
+        return output_partitioning(plan.child)
+    if isinstance(plan, HashJoinExec) and plan.strategy == "shuffle" and plan.how in ("inner", "left", "left_semi", "left_anti"):
+        return output_partitioning(plan.left)
+    return None
+
+
 class _Planner:
     def __init__(self, conf: PlannerConfig):
         self.conf = conf
+
+    def _exchange(self, child: PhysicalPlan, partitioning: Any) -> PhysicalPlan:
+        """Repartition `child`, unless it is already partitioned exactly that way."""
+        current = output_partitioning(child)
+        if isinstance(partitioning, HashPartitioning) and current == partitioning:
+            return child
+        if isinstance(partitioning, SinglePartition) and child.num_partitions == 1:
+            return child
+        return ExchangeExec(child, partitioning)
 
     def plan(self, node: L.LogicalPlan) -> PhysicalPlan:
         if isinstance(node, L.InMemoryRelation):
@@ -468,7 +495,7 @@ class _Planner:
             child = self.plan(node.child)
             part: Any = (HashPartitioning(node.partition_by, self.conf.shuffle_partitions)
                          if node.partition_by else SinglePartition())
-            return WindowExec(ExchangeExec(child, part), node.window_exprs, node.partition_by, node.order_by)
+            return WindowExec(self._exchange(child, part), node.window_exprs, node.partition_by, node.order_by)
         if isinstance(node, L.Union):
             return UnionExec(tuple(self.plan(c) for c in node.inputs), node.output)
         raise QuiverError(f"no physical plan for logical node {type(node).__name__}")
@@ -497,13 +524,13 @@ class _Planner:
             partitioning = SinglePartition()
         if decomposable:
             partial = HashAggregateExec(child, keys, call_list, "partial")
-            exchanged = ExchangeExec(partial, partitioning)
+            exchanged = self._exchange(partial, partitioning)
             final_keys = tuple((a, a) for a in key_attrs)
             agg: PhysicalPlan = HashAggregateExec(exchanged, final_keys, call_list, "final")
         else:
             pre = ProjectExec(child, tuple(Alias(g, a.name, a.expr_id) if g is not a else a for g, a in keys)
                               + tuple(a for a in child.output if a.expr_id not in {k.expr_id for k in key_attrs}))
-            exchanged = ExchangeExec(pre, partitioning)
+            exchanged = self._exchange(pre, partitioning)
             agg = HashAggregateExec(exchanged, tuple((a, a) for a in key_attrs), call_list, "complete")
         replace_map = {c.function: c.result for c in call_list}
         key_map = {g: a for g, a in keys if g is not a}
@@ -548,8 +575,8 @@ class _Planner:
                                 right_keys, residual, "broadcast-left", out)
         n = self.conf.shuffle_partitions
         return HashJoinExec(
-            ExchangeExec(left, HashPartitioning(left_keys, n)),
-            ExchangeExec(right, HashPartitioning(right_keys, n)),
+            self._exchange(left, HashPartitioning(left_keys, n)),
+            self._exchange(right, HashPartitioning(right_keys, n)),
             how, left_keys, right_keys, residual, "shuffle", out)
 
     # -- ordering and limits

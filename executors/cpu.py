@@ -16,7 +16,7 @@ from quiver.executors.aggregate import aggregate_partition
 from quiver.executors.arrow_predicate import to_arrow_predicate
 from quiver.executors.base import Device, TaskContext
 from quiver.executors.evaluate import evaluate_array, filter_batch
-from quiver.executors.join import join_tables
+from quiver.executors.join import join_tables, stream_hash_join
 from quiver.executors.sort import sort_indices, top_k_indices
 from quiver.executors.window import compute_windows
 from quiver.planners import physical as P
@@ -119,6 +119,20 @@ class CpuExecutor:
         yield from aggregate_partition(self.execute(plan.child, partition, ctx), plan.keys, plan.calls, plan.mode)
 
     def _HashJoinExec(self, plan: P.HashJoinExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        if plan.residual is None:
+            # Build a hash table on one side and stream the other through it: the broadcast side
+            # is the build side; a shuffled join builds on the right, as Spark does.
+            if plan.strategy == "broadcast-left":
+                build = self._table(plan.left, partition, ctx)
+                probe = self.execute(plan.right, partition, ctx)
+                yield from stream_hash_join(probe, plan.right.output, plan.right_keys, build, plan.left_keys,
+                                            plan.how, plan.output, probe_is_left=False)
+            else:
+                build = self._table(plan.right, partition, ctx)
+                probe = self.execute(plan.left, partition, ctx)
+                yield from stream_hash_join(probe, plan.left.output, plan.left_keys, build, plan.right_keys,
+                                            plan.how, plan.output, probe_is_left=True)
+            return
         left = self._table(plan.left, partition, ctx)
         right = self._table(plan.right, partition, ctx)
         out = join_tables(left, right, plan.how, plan.left_keys, plan.right_keys, plan.residual, plan.output)

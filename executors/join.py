@@ -6,8 +6,11 @@ keys never match (SQL semantics), which Acero's hash join already guarantees.
 """
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.acero as acero
 import pyarrow.compute as pc
 
 from quiver.engine.expressions import AttributeRef, Expr
@@ -79,6 +82,58 @@ def _acero_join(left: pa.Table, right: pa.Table, how: str, lk: tuple[Expr, ...],
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
         return None
     return joined.select([a.internal_name for a in output])
+
+
+_MIRRORED = {"inner": "inner", "left": "right outer", "right": "left outer", "full": "full outer"}
+
+
+def stream_hash_join(
+    probe: Iterator[pa.RecordBatch], probe_attrs: tuple[AttributeRef, ...], probe_keys: tuple[Expr, ...],
+    build: pa.Table, build_keys: tuple[Expr, ...], how: str, output: tuple[AttributeRef, ...], probe_is_left: bool,
+) -> Iterator[pa.RecordBatch]:
+    """An equi-join streaming `probe` batches through Acero's hash table on `build`; yields output batches.
+
+    `how` is from the left side's point of view; when the probe side is the right input the
+    join type is mirrored, since Acero builds on its second input.
+    """
+    if probe_is_left:
+        join_type = _ACERO_JOIN_TYPES[how]
+    elif how in _MIRRORED:
+        join_type = _MIRRORED[how]
+    else:
+        raise ValueError(f"a {how} join cannot build on its left side")
+    build, build_names = _with_keys(build.combine_chunks(), build_keys, "__bk")
+    schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in probe_attrs])
+    computed = [(i, e) for i, e in enumerate(probe_keys)
+                if not (isinstance(e, AttributeRef) and e.internal_name in schema.names)]
+    probe_names = [e.internal_name if not any(i == j for j, _ in computed) else f"__pk{i}"
+                   for i, e in enumerate(probe_keys)]
+    for i, e in computed:
+        schema = schema.append(pa.field(f"__pk{i}", e.dtype.to_arrow()))
+    for name, bname in zip(probe_names, build_names):
+        want = schema.field(name).type
+        if build.schema.field(bname).type != want:
+            build = build.set_column(build.schema.get_field_index(bname), bname, build.column(bname).cast(want))
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for b in probe:
+            if b.num_rows == 0:
+                continue
+            arrays = [b.column(a.internal_name) for a in probe_attrs]
+            arrays += [evaluate_array(e, b) for _, e in computed]
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    source = acero.Declaration("record_batch_reader_source", acero.RecordBatchReaderSourceNodeOptions(
+        pa.RecordBatchReader.from_batches(schema, batches())))
+    table_source = acero.Declaration("table_source", acero.TableSourceNodeOptions(build))
+    names = [a.internal_name for a in output]
+    keep_probe = [n for n in schema.names if n in names]
+    keep_build = [n for n in build.column_names if n in names] if join_type not in ("left semi", "left anti") else []
+    options = acero.HashJoinNodeOptions(join_type, probe_names, build_names, keep_probe, keep_build)
+    plan = acero.Declaration("hashjoin", options, inputs=[source, table_source])
+    for batch in plan.to_reader(use_threads=False):
+        if batch.num_rows:
+            yield pa.RecordBatch.from_arrays([batch.column(n) for n in names], names=names)
 
 
 def _with_keys(table: pa.Table, keys: tuple[Expr, ...], prefix: str) -> tuple[pa.Table, list[str]]:

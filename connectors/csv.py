@@ -19,11 +19,12 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from quiver.connectors.base import ReadOptions
-from quiver.connectors.files import (
-    FilePiece, FileReadError, option_bool, option_char, option_choice, project_file_batch, reject_options,
-)
+from quiver.connectors.files import FilePiece, FileReadError, project_file_batch
+from quiver.connectors.options import option_bool, option_char, option_choice, reject_options
 from quiver.connectors.paths import DataFile, file_uri
-from quiver.connectors.text_values import TextKinds, classify, format_text_array, parse_text_array
+from quiver.connectors.text_values import (
+    TextKinds, classify, concatenated_bytes, format_text_array, parse_text_array,
+)
 from quiver.engine.errors import AnalysisException, ConfigurationError
 from quiver.engine.types import from_arrow
 
@@ -34,6 +35,11 @@ _UNSUPPORTED = {
     "lineSep": ("\n",), "samplingRatio": ("1", "1.0"), "nanValue": ("nan",), "positiveInf": ("inf",),
     "negativeInf": ("-inf",), "ignoreLeadingWhiteSpace": ("false",), "ignoreTrailingWhiteSpace": ("false",),
     "locale": ("en-us",), "preferDate": ("true",), "enableDateTimeParsingFallback": (),
+}
+_WRITE_UNSUPPORTED = {
+    "dateFormat": (), "timestampFormat": (), "quoteAll": ("false",), "escapeQuotes": ("true",),
+    "lineSep": ("\n",), "encoding": ("utf-8", "utf8"), "charToEscapeQuoteEscaping": (),
+    "ignoreLeadingWhiteSpace": ("false",), "ignoreTrailingWhiteSpace": ("false",),
 }
 _BLOCK_SIZE = 1 << 20
 
@@ -177,6 +183,9 @@ class CsvFormat:
     def check_writable(self, schema: pa.Schema) -> None:
         self.check_readable(schema)
 
+    def check_write_options(self, options: ReadOptions) -> None:
+        CsvWriteOptions.from_options(options)
+
     def extension(self, options: ReadOptions) -> str:
         compression = option_choice(options, "compression", COMPRESSIONS, "none")
         return ".csv.gz" if compression == "gzip" else ".csv"
@@ -196,7 +205,8 @@ def _text_batches(
     if width == 0 or first_record(path, dialect) is None:
         return
     names = [f"c{i}" for i in range(width)]
-    include = [names[i] for i in wanted] if wanted is not None else names
+    positions = list(range(width)) if wanted is None else (wanted or [0])
+    include = [names[i] for i in positions]
     invalid: list[tuple[int | None, int, str]] = []
 
     def on_invalid(row: pcsv.InvalidRow) -> str:
@@ -220,27 +230,28 @@ def _text_batches(
         for batch in reader:
             dropped = 0
             if dialect.mode == "PERMISSIVE" and invalid:
-                batch = _put_back(batch, invalid, line, width, wanted, dialect)
+                batch = _put_back(batch, invalid, line, width, positions, dialect)
             elif invalid:
                 dropped = len(invalid)
                 invalid.clear()
-            yield batch.rename_columns(include), line
+            yield (batch if wanted != [] else batch.select([])), line
             line += batch.num_rows + dropped
         if invalid and dialect.mode == "PERMISSIVE":
-            rows = _malformed_rows([text for _, _, text in invalid], width, wanted, dialect)
-            yield rows.rename_columns(include), line
+            rows = _malformed_rows([text for _, _, text in invalid], width, positions, dialect)
+            yield (rows if wanted != [] else rows.select([])), line
     except pa.ArrowInvalid as e:
         if invalid and dialect.mode == "FAILFAST":
             number, found, text = invalid[-1]
+            line = physical_line(path, dialect, number)
             raise FileReadError(
-                f"Malformed CSV record in {file_uri(path)} at line {physical_line(path, dialect, number)}: expected {width} fields, "
-                f"found {found}: {text!r}. Use mode PERMISSIVE or DROPMALFORMED to read it anyway.") from e
+                f"Malformed CSV record in {file_uri(path)} at line {line}: expected {width} fields, found {found}: "
+                f"{text!r}. Use mode PERMISSIVE or DROPMALFORMED to read it anyway.") from e
         raise FileReadError(f"could not parse CSV file {file_uri(path)}: {e}") from e
 
 
 def _put_back(
     batch: pa.RecordBatch, invalid: list[tuple[int | None, int, str]], line: int, width: int,
-    wanted: list[int] | None, dialect: CsvDialect,
+    positions: list[int], dialect: CsvDialect,
 ) -> pa.RecordBatch:
     """Insert the malformed rows pyarrow skipped (`invalid`, consumed) at their places in `batch`."""
     places, texts = [], []
@@ -254,7 +265,7 @@ def _put_back(
         invalid.pop(0)
     if not texts:
         return batch
-    extra = _malformed_rows(texts, width, wanted, dialect).rename_columns(batch.schema.names)
+    extra = _malformed_rows(texts, width, positions, dialect)
     order, good = [], 0
     for i, place in enumerate(places):
         order.extend(range(good, place))
@@ -265,9 +276,8 @@ def _put_back(
     return table.combine_chunks().to_batches()[0]
 
 
-def _malformed_rows(texts: list[str], width: int, wanted: list[int] | None, dialect: CsvDialect) -> pa.RecordBatch:
+def _malformed_rows(texts: list[str], width: int, positions: list[int], dialect: CsvDialect) -> pa.RecordBatch:
     """Rows with the wrong field count, padded with nulls or truncated to `width` as Spark does."""
-    positions = wanted if wanted is not None else list(range(width))
     columns: list[list[str | None]] = [[] for _ in positions]
     for text in texts:
         fields = next(iter(dialect.python_reader(io.StringIO(text))), [])
@@ -288,9 +298,9 @@ def _typed(
         if bad is not None:
             if dialect.mode == "FAILFAST":
                 row = pc.index(bad, True).as_py()
+                line = physical_line(path, dialect, first_line + row)
                 raise FileReadError(
-                    f"Malformed CSV record in {file_uri(path)} at line {physical_line(path, dialect, first_line + row)}: "
-                    f"cannot parse "
+                    f"Malformed CSV record in {file_uri(path)} at line {line}: cannot parse "
                     f"{column[row].as_py()!r} as {from_arrow(f.type).simpleString()} for column '{f.name}'. "
                     "Use mode PERMISSIVE (null) or DROPMALFORMED (drop the row) to read it anyway.")
             bad_rows = bad if bad_rows is None else pc.or_(bad_rows, bad)
@@ -301,22 +311,47 @@ def _typed(
     return batch
 
 
+@dataclass(frozen=True)
+class CsvWriteOptions:
+    """The CSV write options Quiver understands, validated when the sink is made."""
+
+    header: bool = False
+    sep: str = ","
+    quote: str = '"'
+    escape: str = "\\"
+    null_value: str = ""
+    compression: str = "none"
+
+    @classmethod
+    def from_options(cls, options: ReadOptions) -> "CsvWriteOptions":
+        reject_options(options, "CSV write", _WRITE_UNSUPPORTED)
+        sep = options.get("sep", options.get("delimiter"))
+        quote = option_char(options, "quote", '"')
+        return cls(
+            header=option_bool(options, "header", False),
+            sep=option_char(ReadOptions({"sep": sep} if sep is not None else {}), "sep", ",") or ",",
+            quote=quote,
+            escape=option_char(options, "escape", "\\") or quote,
+            null_value=str(options.get("nullvalue", "")),
+            compression=option_choice(options, "compression", COMPRESSIONS, "none"),
+        )
+
+
 class CsvFileWriter:
-    """One output CSV file; values in Spark's text forms, nulls as `nullValue`, quoting where needed."""
+    """One output CSV file; values in Spark's text forms, nulls as `nullValue`, quoting where needed.
+
+    Unlike Spark, values with leading or trailing spaces are quoted rather than trimmed.
+    """
 
     def __init__(self, path: str, schema: pa.Schema, options: ReadOptions):
-        self.header = option_bool(options, "header", False)
-        sep = options.get("sep", options.get("delimiter"))
-        self.sep = option_char(ReadOptions({"sep": sep} if sep is not None else {}), "sep", ",")
-        self.quote = option_char(options, "quote", '"')
-        self.escape = option_char(options, "escape", "\\") or self.quote
-        self.null_value = str(options.get("nullvalue", ""))
-        compression = option_choice(options, "compression", COMPRESSIONS, "none")
+        settings = CsvWriteOptions.from_options(options)
+        self.sep, self.quote, self.escape = settings.sep, settings.quote, settings.escape
+        self.null_value = settings.null_value
         specials = "".join(re.escape(c) for c in {self.sep, self.quote, self.escape} if c)
         self.needs_quote = rf"[{specials}\r\n]|^$|^\s|\s$"
-        self.stream = gzip.open(path, "wb") if compression == "gzip" else open(path, "wb")
-        if self.header:
-            self._write_lines([self._quoted(pa.array(schema.names, pa.string()))])
+        self.stream = gzip.open(path, "wb") if settings.compression == "gzip" else open(path, "wb")
+        if settings.header:
+            self._write_lines([self._quoted(pa.array([name], pa.string())) for name in schema.names])
 
     def _quoted(self, text: pa.Array) -> pa.Array:
         if not self.quote:
@@ -332,10 +367,7 @@ class CsvFileWriter:
         lines = pc.binary_join_element_wise(*columns, self.sep, null_handling="replace",
                                             null_replacement=self.null_value)
         lines = pc.binary_join_element_wise(lines, "", "\n")
-        data = lines.buffers()[2]
-        start, end = lines.offsets[0].as_py(), lines.offsets[-1].as_py()
-        if end > start:
-            self.stream.write(memoryview(data)[start:end])
+        self.stream.write(concatenated_bytes(lines))
 
     def write(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows:

@@ -9,7 +9,8 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
 from quiver.connectors.base import ReadOptions
-from quiver.connectors.files import FilePiece, FileReadError, option_choice, project_file_batch
+from quiver.connectors.files import FilePiece, FileReadError, project_file_batch
+from quiver.connectors.options import option_choice
 from quiver.connectors.paths import DataFile, file_uri
 
 CODECS = {"none": None, "uncompressed": None, "lz4": "lz4", "zstd": "zstd"}
@@ -83,6 +84,9 @@ class IpcFormat:
 
     def check_writable(self, schema: pa.Schema) -> None:
         return None
+
+    def check_write_options(self, options: ReadOptions) -> None:
+        self.extension(options)
 
     def extension(self, options: ReadOptions) -> str:
         codec = option_choice(options, "compression", list(CODECS), "none")

@@ -11,12 +11,12 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from quiver.connectors.base import ReadOptions
-from quiver.connectors.files import (
-    FilePiece, FileReadError, option_bool, option_choice, partition_expression,
-)
+from quiver.connectors.files import FilePiece, FileReadError, partition_expression
+from quiver.connectors.options import option_bool, option_choice
 from quiver.connectors.paths import DataFile, file_uri
 
 _LOCAL = pafs.LocalFileSystem()
+MAX_FOOTERS = 1000
 CODECS = {"none": "none", "uncompressed": "none", "snappy": "snappy", "gzip": "gzip",
           "zstd": "zstd", "lz4": "lz4", "brotli": "brotli"}
 _EXTENSIONS = {"none": "", "snappy": ".snappy", "gzip": ".gz", "zstd": ".zstd", "lz4": ".lz4", "brotli": ".br"}
@@ -80,6 +80,9 @@ class ParquetFormat:
         return pieces
 
     def count_rows(self, files: Sequence[DataFile]) -> int | None:
+        """Rows from the footers; None past `MAX_FOOTERS` files, where reading them stops being cheap."""
+        if len(files) > MAX_FOOTERS:
+            return None
         return sum(read_metadata(f.path).num_rows for f in files)
 
     def read_piece(
@@ -89,28 +92,22 @@ class ParquetFormat:
         path = piece.file.path
         fmt = _file_format()
         try:
-            fragment = fmt.make_fragment(path, _LOCAL, partition_expression=partition_expression(partition),
-                                         row_groups=list(piece.row_groups) if piece.row_groups is not None else None)
+            fragment = fmt.make_fragment(path, _LOCAL, partition_expression=partition_expression(partition))
             physical = fragment.physical_schema
+            row_groups = piece.row_groups if piece.row_groups is not None else range(fragment.num_row_groups)
         except (pa.ArrowInvalid, OSError) as e:
             raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
         # Scan with the file's own types (tz-aware, ns, ...); FileSource casts to the Spark types.
         scan_schema = pa.schema([physical.field(f.name) if f.name in physical.names else f for f in schema])
-        yielded = False
-        try:
-            for batch in fragment.to_batches(schema=scan_schema, columns=columns, filter=predicate, use_threads=False):
-                yielded = True
-                yield batch
-        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
-            if yielded or predicate is None:
-                raise
-            # The predicate is only a hint: one that cannot be evaluated on this file's types is dropped.
-            yield from fragment.to_batches(schema=scan_schema, columns=columns, use_threads=False)
-        except (pa.ArrowInvalid, OSError) as e:
-            raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+        for i in row_groups:
+            # One row group at a time: a multi-row-group fragment may yield them out of order.
+            yield from _read_row_group(fragment.subset(row_group_ids=[i]), scan_schema, columns, predicate, path)
 
     def check_writable(self, schema: pa.Schema) -> None:
         return None
+
+    def check_write_options(self, options: ReadOptions) -> None:
+        self.codec(options)
 
     def codec(self, options: ReadOptions) -> str:
         """The compression codec from the `compression` option, Spark's names accepted."""
@@ -143,3 +140,21 @@ def _stored_field(f: pa.Field) -> pa.Field:
     if pa.types.is_timestamp(f.type) and f.type.tz is None:
         return pa.field(f.name, pa.timestamp(f.type.unit, "UTC"), f.nullable)
     return f
+
+
+def _read_row_group(
+    fragment: ds.ParquetFileFragment, schema: pa.Schema, columns: list[str], predicate: pc.Expression | None, path: str,
+) -> Iterator[pa.RecordBatch]:
+    """Batches of one row group; pyarrow skips it whole when its statistics rule out `predicate`."""
+    yielded = False
+    try:
+        for batch in fragment.to_batches(schema=schema, columns=columns, filter=predicate, use_threads=False):
+            yielded = True
+            yield batch
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        if yielded or predicate is None:
+            raise
+        # The predicate is only a hint: one that cannot be evaluated on this file's types is dropped.
+        yield from fragment.to_batches(schema=schema, columns=columns, use_threads=False)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e

@@ -142,7 +142,8 @@ def _partition_schema(files: list[DataFile], pinned: dict[str, pa.DataType]) -> 
     for f in files:
         layouts.setdefault(tuple(k for k, _ in f.partition), f.path)
     if len(layouts) > 1:
-        listing = "\n".join(f"  {list(cols) or '(no partition folders)'}: {file_uri(path)}" for cols, path in layouts.items())
+        listing = "\n".join(f"  {list(cols) or '(no partition folders)'}: {file_uri(path)}"
+                            for cols, path in layouts.items())
         raise AnalysisException(
             "Conflicting directory structures detected: files sit under different partition "
             f"folders. Read each layout separately or set basePath.\n{listing}"

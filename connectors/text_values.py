@@ -266,3 +266,19 @@ def format_text_array(values: pa.Array, timestamp_sep: str = "T") -> pa.Array:
     if pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_date(t):
         return values.cast(pa.string())
     raise TypeError(f"values of type {t} have no text form")
+
+
+def concatenated_bytes(text: pa.Array) -> memoryview:
+    """The UTF-8 bytes of every string in `text` back to back, straight from the Arrow buffers."""
+    if pa.types.is_large_string(text.type):
+        width = 8
+    else:
+        text = text.cast(pa.string())
+        width = 4
+    if len(text) == 0:
+        return memoryview(b"")
+    offsets = text.buffers()[1]
+    start = int.from_bytes(offsets[text.offset * width:(text.offset + 1) * width], "little")
+    end_at = (text.offset + len(text)) * width
+    end = int.from_bytes(offsets[end_at:end_at + width], "little")
+    return memoryview(text.buffers()[2])[start:end] if end > start else memoryview(b"")

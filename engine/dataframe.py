@@ -85,7 +85,7 @@ class DataFrame:
         return T.StructType([T.StructField(a.name, a.dtype, a.nullable) for a in self._plan.output])
 
     def printSchema(self, level: int | None = None) -> None:
-        print(self.schema.treeString(), end="")
+        print(self.schema.treeString())
 
     def __repr__(self) -> str:
         return "DataFrame[" + ", ".join(f"{n}: {t}" for n, t in self.dtypes) + "]"
@@ -282,6 +282,29 @@ class DataFrame:
         right = L.Project(other._plan, tuple(right_exprs))
         return self._with(L.Union((left, right)))
 
+    def intersect(self, other: "DataFrame") -> "DataFrame":
+        """Distinct rows present in both (INTERSECT); nulls compare equal, as in set operations."""
+        return self._set_join(other, "left_semi")
+
+    def subtract(self, other: "DataFrame") -> "DataFrame":
+        """Distinct rows of this DataFrame not present in `other` (EXCEPT DISTINCT)."""
+        return self._set_join(other, "left_anti")
+
+    def _set_join(self, other: "DataFrame", how: str) -> "DataFrame":
+        from quiver.engine.analyzer import _fresh_ids
+
+        mine, theirs = self._plan.output, other._plan.output
+        if len(mine) != len(theirs):
+            raise AnalysisException(
+                f"{'INTERSECT' if how == 'left_semi' else 'EXCEPT'} needs inputs with the same number of columns: "
+                f"{len(mine)} ({', '.join(self.columns)}) vs {len(theirs)} ({', '.join(other.columns)})"
+            )
+        right = other._plan
+        if {a.expr_id for a in theirs} & {a.expr_id for a in mine}:
+            right = _fresh_ids(right)
+        cond = conjoin([Comparison("<=>", a, b) for a, b in zip(mine, right.output)])
+        return self._with(L.Join(self._plan, right, how, cond)).distinct()
+
     # ---------------------------------------------------------- grouping and joins
 
     def groupBy(self, *cols: Any) -> "GroupedData":
@@ -329,7 +352,9 @@ class DataFrame:
         cond = conjoin([Comparison("=", l, r) for l, r in zip(lkeys, rkeys)])
         joined = L.Join(self._plan, right_plan, kind, cond)
         if kind in ("left_semi", "left_anti"):
-            return self._with(joined)
+            left_keys = {k.expr_id for k in lkeys}
+            ordered = tuple(lkeys) + tuple(a for a in self._plan.output if a.expr_id not in left_keys)
+            return self._with(L.Project(joined, ordered))
         key_ids = {k.expr_id for k in lkeys} | {k.expr_id for k in rkeys}
         keys: list[Expr] = []
         for n, l, r in zip(names, lkeys, rkeys):
@@ -437,8 +462,7 @@ class DataFrame:
     def toPandas(self) -> "pd.DataFrame":
         table = self.toArrow()
         names = table.column_names
-        frame = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas(
-            date_as_object=True, coerce_temporal_nanoseconds=True)
+        frame = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas(date_as_object=True)
         frame.columns = names
         return frame
 
@@ -468,7 +492,7 @@ class DataFrame:
     def show(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> None:
         from quiver.engine.display import show_string
 
-        print(self._show_string(n, truncate, vertical), end="")
+        print(self._show_string(n, truncate, vertical))
 
     def _show_string(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> str:
         from quiver.engine.display import show_string

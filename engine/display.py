@@ -74,7 +74,7 @@ def show_string(table: pa.Table, schema: T.StructType, n: int, truncate: bool | 
 
     out = sep + line(header) + sep + "".join(line(r) for r in rows) + sep
     if more:
-        out += f"only showing top {n} row{'s' if n != 1 else ''}\n"
+        out += f"only showing top {n} row{'s' if n != 1 else ''}"
     return out
 
 
@@ -86,12 +86,12 @@ def _vertical(names: list[str], rows: list[list[str]], more: bool, n: int) -> st
     out = []
     for i, r in enumerate(rows):
         head = f"-RECORD {i}"
-        out.append(head + "-" * max(0, key_w + val_w + 3 - len(head)) + "\n")
+        out.append(head + "-" * max(0, key_w + val_w + 5 - len(head)) + "\n")
         for name, cell in zip(names, r):
             out.append(f" {name.ljust(key_w)} | {cell.ljust(val_w)} \n")
     text = "".join(out)
     if more:
-        text += f"only showing top {n} row{'s' if n != 1 else ''}\n"
+        text += f"only showing top {n} row{'s' if n != 1 else ''}"
     return text
 
 

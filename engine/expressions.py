@@ -502,10 +502,23 @@ class Cast(Expr):
 
     @property
     def nullable(self) -> bool:
-        return True
+        return self.child.nullable or _cast_can_make_null(self.child.dtype, self.to)
 
     def sql(self) -> str:
         return f"CAST({self.child.sql()} AS {self.to.simpleString().upper()})"
+
+
+def _cast_can_make_null(source: T.DataType, target: T.DataType) -> bool:
+    """Casts that turn some non-null values into null (unparseable strings, overflowing numbers)."""
+    if isinstance(source, T.StringType):
+        return not isinstance(target, (T.StringType, T.BinaryType))
+    if isinstance(target, T.DecimalType) or isinstance(source, T.DecimalType) and isinstance(target, T.IntegralType):
+        return True
+    if isinstance(source, T.FractionalType) and isinstance(target, T.IntegralType):
+        return True
+    if isinstance(source, T.IntegralType) and isinstance(target, T.IntegralType):
+        return T.common_numeric_type(source, target) != target
+    return isinstance(target, (T.DateType, T.TimestampType)) and not isinstance(source, (T.DateType, T.TimestampType))
 
 
 @dataclass(frozen=True)
@@ -552,9 +565,13 @@ class ScalarFunction(Expr):
 
     @property
     def nullable(self) -> bool:
-        if self.name in ("coalesce", "concat_ws", "isnull", "isnan", "nvl2", "ifnull", "nvl"):
-            return all(a.nullable for a in self.args) if self.name in ("coalesce", "ifnull", "nvl") else False
-        return True
+        if self.name in ("coalesce", "ifnull", "nvl"):
+            return all(a.nullable for a in self.args)
+        if self.name in ("concat_ws", "isnull", "isnan", "isnotnull", "size", "current_date", "current_timestamp"):
+            return False
+        if self.name in NULL_PRODUCING_FUNCTIONS:
+            return True
+        return any(a.nullable for a in self.args)
 
     @property
     def deterministic(self) -> bool:
@@ -569,6 +586,14 @@ class ScalarFunction(Expr):
             return spec.pretty(args)
         return f"{self.name}({', '.join(args)})"
 
+
+# Functions that can return null for non-null input (unparseable dates, log of a negative, ...).
+NULL_PRODUCING_FUNCTIONS = frozenset({
+    "to_date", "to_timestamp", "unix_timestamp", "from_unixtime", "date_format", "nullif", "element_at",
+    "element_at_index", "get_field", "log", "ln", "log10", "log2", "log1p", "try_divide", "from_json",
+    "make_date", "next_day", "nvl2", "if", "months_between", "add_months", "trunc", "date_trunc",
+    "get_json_object", "regexp_extract", "nanvl", "greatest", "least", "split_part", "try_cast", "parse_url",
+})
 
 NONDETERMINISTIC_FUNCTIONS = frozenset({"rand", "randn", "uuid", "monotonically_increasing_id", "spark_partition_id"})
 

@@ -116,7 +116,7 @@ def _infer_names(rows: list) -> list[str]:
     if isinstance(first, Row) and first.__fields__:
         return list(first.__fields__)
     if isinstance(first, dict):
-        return list(first.keys())
+        return sorted(first.keys())  # PySpark infers dict rows with their keys sorted
     if isinstance(first, (tuple, list)):
         return [f"_{i + 1}" for i in range(len(first))]
     if hasattr(first, "__dict__") and not isinstance(first, (str, bytes)):

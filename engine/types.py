@@ -269,10 +269,25 @@ class StructType(DataType):
         return pa.schema([f.to_arrow_field() for f in self.fields])
 
     def treeString(self) -> str:
+        """The text `printSchema()` prints: one line per field, nested types indented under their parent."""
         lines = ["root"]
         for f in self.fields:
-            lines.append(f" |-- {f.name}: {_tree_type_name(f.dataType)} (nullable = {str(f.nullable).lower()})")
+            _tree_lines(lines, " |", f.name, f.dataType, f"nullable = {str(f.nullable).lower()}")
         return "\n".join(lines) + "\n"
+
+
+def _tree_lines(lines: list[str], prefix: str, name: str, dtype: DataType, note: str | None) -> None:
+    suffix = f" ({note})" if note else ""
+    lines.append(f"{prefix}-- {name}: {_tree_type_name(dtype)}{suffix}")
+    inner = prefix + "    |"
+    if isinstance(dtype, ArrayType):
+        _tree_lines(lines, inner, "element", dtype.elementType, f"containsNull = {str(dtype.containsNull).lower()}")
+    elif isinstance(dtype, MapType):
+        _tree_lines(lines, inner, "key", dtype.keyType, None)
+        _tree_lines(lines, inner, "value", dtype.valueType, f"valueContainsNull = {str(dtype.valueContainsNull).lower()}")
+    elif isinstance(dtype, StructType):
+        for f in dtype.fields:
+            _tree_lines(lines, inner, f.name, f.dataType, f"nullable = {str(f.nullable).lower()}")
 
 
 def _is_nested(dt: DataType) -> bool:
@@ -364,11 +379,17 @@ class _TypeParser:
     def peek(self) -> str | None:
         return self.tokens[self.i][0] if self.i < len(self.tokens) else None
 
+    def take_int(self) -> int:
+        tok = self.take("a number")
+        if not tok.isdigit():
+            raise ParseException(f"cannot parse type string {self.text!r}: expected a number, found {tok!r}")
+        return int(tok)
+
     def take(self, expected: str | None = None) -> str:
         if self.i >= len(self.tokens):
             raise ParseException(f"cannot parse type string {self.text!r}: unexpected end, expected {expected or 'a type'}")
         tok, pos = self.tokens[self.i]
-        if expected is not None and tok.lower() != expected:
+        if expected is not None and expected != "a number" and tok.lower() != expected:
             raise ParseException(f"cannot parse type string {self.text!r} at position {pos}: expected {expected!r}, found {tok!r}")
         self.i += 1
         return tok
@@ -378,11 +399,11 @@ class _TypeParser:
         if name in ("decimal", "dec", "numeric"):
             if self.peek() == "(":
                 self.take("(")
-                p = int(self.take())
+                p = self.take_int()
                 s = 0
                 if self.peek() == ",":
                     self.take(",")
-                    s = int(self.take())
+                    s = self.take_int()
                 self.take(")")
                 return DecimalType(p, s)
             return DecimalType(10, 0)

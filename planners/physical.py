@@ -14,8 +14,8 @@ import pyarrow as pa
 
 from quiver.engine.errors import QuiverError
 from quiver.engine.expressions import (
-    AggregateFunction, Alias, AttributeRef, Comparison, Expr, SortOrder, conjoin, new_expr_id,
-    split_conjuncts,
+    AggregateFunction, Alias, AttributeRef, Comparison, Expr, IsNull, Literal, ScalarFunction, SortOrder,
+    conjoin, new_expr_id, split_conjuncts,
 )
 from quiver.engine import plan as L
 from quiver.planners.statistics import estimate
@@ -504,10 +504,7 @@ class _Planner:
 
     def _aggregate(self, node: L.Aggregate) -> PhysicalPlan:
         child = self.plan(node.child)
-        keys = tuple(
-            (g, g if isinstance(g, AttributeRef) else AttributeRef(g.sql(), g.dtype, g.nullable, new_expr_id()))
-            for g in node.grouping
-        )
+        keys = tuple((g, _key_attribute(g)) for g in node.grouping)
         calls: dict[AggregateFunction, AggregateCall] = {}
         for e in node.aggregates:
             for sub in e.walk():
@@ -600,6 +597,15 @@ class _Planner:
         return LimitExec(ExchangeExec(LimitExec(child, node.n), SinglePartition()), node.n)
 
 
+def _key_attribute(g: Expr) -> AttributeRef:
+    """The column a grouping expression becomes: itself, its alias's attribute, or a fresh one."""
+    if isinstance(g, AttributeRef):
+        return g
+    if isinstance(g, Alias):
+        return g.to_attribute()
+    return AttributeRef(g.sql(), g.dtype, g.nullable, new_expr_id())
+
+
 DECOMPOSABLE_AGGREGATES = frozenset(
     {"count", "sum", "avg", "min", "max", "first", "last", "any_value", "collect_list", "bool_and", "bool_or"}
 )
@@ -616,6 +622,45 @@ def _substitute_top(e: Expr, fn: Callable[[Expr], Expr]) -> Expr:
     return e.with_children(tuple(_substitute_top(k, fn) for k in kids))
 
 
+def _null_safe_keys(c: Comparison, left_ids: set[int], right_ids: set[int]):
+    """`l <=> r` as two ordinary keys, (coalesce(x, zero), x IS NULL), so a hash join can match nulls."""
+    lr, rr = c.left.references(), c.right.references()
+    if lr and rr and lr <= left_ids and rr <= right_ids:
+        l, r = c.left, c.right
+    elif lr and rr and lr <= right_ids and rr <= left_ids:
+        l, r = c.right, c.left
+    else:
+        return None
+    zero = _zero_of(l.dtype)
+    if zero is None or l.dtype != r.dtype:
+        return None
+    return ((ScalarFunction("coalesce", (l, zero)), IsNull(l)),
+            (ScalarFunction("coalesce", (r, zero)), IsNull(r)))
+
+
+def _zero_of(t) -> Literal | None:
+    import datetime as dt
+    import decimal
+
+    from quiver.engine import types as T
+
+    if isinstance(t, T.BooleanType):
+        return Literal(False, t)
+    if isinstance(t, T.DecimalType):
+        return Literal(decimal.Decimal(0), t)
+    if isinstance(t, T.IntegralType):
+        return Literal(0, t)
+    if isinstance(t, T.FractionalType):
+        return Literal(0.0, t)
+    if isinstance(t, T.StringType):
+        return Literal("", t)
+    if isinstance(t, T.DateType):
+        return Literal(dt.date(1970, 1, 1), t)
+    if isinstance(t, T.TimestampType):
+        return Literal(dt.datetime(1970, 1, 1), t)
+    return None
+
+
 def split_join_condition(
     condition: Expr | None, left_ids: set[int], right_ids: set[int]
 ) -> tuple[tuple[Expr, ...], tuple[Expr, ...], Expr | None]:
@@ -624,6 +669,12 @@ def split_join_condition(
     rk: list[Expr] = []
     rest: list[Expr] = []
     for c in split_conjuncts(condition):
+        if isinstance(c, Comparison) and c.op == "<=>":
+            pair = _null_safe_keys(c, left_ids, right_ids)
+            if pair is not None:
+                lk.extend(pair[0])
+                rk.extend(pair[1])
+                continue
         if isinstance(c, Comparison) and c.op == "=":
             lr, rr = c.left.references(), c.right.references()
             if lr and rr and lr <= left_ids and rr <= right_ids:

@@ -5,14 +5,13 @@ column name fails on the line that names it, as in PySpark; actions plan and run
 """
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any, Iterable
 
 import pyarrow as pa
 
 from quiver.engine import plan as L
 from quiver.engine import types as T
-from quiver.engine.column import Column, lit, literal_expr, to_expr
+from quiver.engine.column import Column, to_expr
 from quiver.engine.errors import AnalysisException, ConfigurationError
 from quiver.engine.execution import QueryExecution
 from quiver.engine.expressions import (
@@ -490,7 +489,6 @@ class DataFrame:
         return len(self.take(1)) == 0
 
     def show(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> None:
-        from quiver.engine.display import show_string
 
         print(self._show_string(n, truncate, vertical))
 
@@ -597,4 +595,4 @@ def _convert(v: Any, t: pa.DataType) -> Any:
     return v
 
 
-__all__ = ["DataFrame", "StorageLevel", "table_to_rows", "sys", "lit", "literal_expr"]
+__all__ = ["DataFrame", "StorageLevel", "table_to_rows"]

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from quiver.engine.column import Column, lit, to_expr
-from quiver.engine.errors import AnalysisException
+from quiver.engine.column import Column, to_expr
 from quiver.engine.expressions import (
-    AggregateFunction, CaseWhen, Literal, SortOrder, UnresolvedColumn, UnresolvedStar,
+    AggregateFunction, CaseWhen, Literal, UnresolvedColumn, UnresolvedStar,
 )
 from quiver.engine.scalar_functions import *  # noqa: F401,F403 — the scalar half of the F namespace
 from quiver.engine import scalar_functions as _scalar
@@ -183,11 +182,6 @@ sumDistinct = sum_distinct
 
 def approx_count_distinct(c: Any, rsd: float | None = None) -> Column:
     return Column(AggregateFunction("count", (to_expr(c),), distinct=True, display="approx_count_distinct"))
-
-
-def _check_name(name: str) -> None:
-    if not isinstance(name, str):
-        raise AnalysisException(f"expected a column name, got {name!r}")
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + list(getattr(_scalar, "__all__", []))

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
-from quiver.engine.expressions import AttributeRef, Expr
+from quiver.engine.expressions import AttributeRef
 from quiver.executors.evaluate import evaluate_array
 from quiver.executors.hashing import hash_columns
 from quiver.executors.hashing import canonical_floats

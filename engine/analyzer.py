@@ -48,8 +48,13 @@ def _resolve_node(node: LogicalPlan) -> LogicalPlan:
 # ---------------------------------------------------------------- nodes
 
 
+def _is_named(e: Expr) -> bool:
+    return isinstance(e, (Alias, AttributeRef))
+
+
 def _resolve_project(node: Project) -> LogicalPlan:
-    if node.resolved:
+    if node.resolved and all(_is_named(p) for p in node.projections) and not any(
+            contains_aggregate(p) or contains_window(p) for p in node.projections):
         return node
     inputs = node.child.output
     named = tuple(_named(e, inputs) for e in _expand_stars(node.projections, inputs))
@@ -102,7 +107,7 @@ def _check_window(e: WindowExpression) -> None:
 
 
 def _resolve_aggregate(node: Aggregate) -> LogicalPlan:
-    if node.resolved:
+    if node.resolved and all(_is_named(a) for a in node.aggregates):
         return node
     inputs = node.child.output
     grouping = tuple(resolve_expression(e, inputs) for e in node.grouping)
@@ -405,13 +410,20 @@ def _coerce_arithmetic(e: BinaryArithmetic) -> Expr:
             lt = rt = T.DoubleType()
         return replace(e, left=_cast(e.left, lt), right=_cast(e.right, rt))
     if isinstance(lt, T.DecimalType) and isinstance(rt, T.IntegralType):
-        rt = T.decimal_for_integral(rt)
+        rt = _decimal_for_operand(e.right, rt)
     elif isinstance(rt, T.DecimalType) and isinstance(lt, T.IntegralType):
-        lt = T.decimal_for_integral(lt)
+        lt = _decimal_for_operand(e.left, lt)
     if isinstance(lt, T.DecimalType) and isinstance(rt, T.DecimalType):
         return replace(e, left=_cast(e.left, lt), right=_cast(e.right, rt))
     common = T.common_numeric_type(lt, rt)
     return replace(e, left=_cast(e.left, common), right=_cast(e.right, common))
+
+
+def _decimal_for_operand(e: Expr, t: T.DataType) -> T.DecimalType:
+    """An integer literal counts with its own digits (Spark: `price + 1` is decimal(p+1, s)), a column with its type's."""
+    if isinstance(e, Literal) and isinstance(e.value, int):
+        return T.DecimalType(max(1, len(str(abs(e.value)))), 0)
+    return T.decimal_for_integral(t)
 
 
 def _comparison_types(a: T.DataType, b: T.DataType, where: str) -> tuple[T.DataType, T.DataType]:

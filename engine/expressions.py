@@ -383,7 +383,7 @@ class Negate(Expr):
         return self.child.dtype
 
     def sql(self) -> str:
-        return f"(- {self.child.sql()})"
+        return f"negative({self.child.sql()})"
 
 
 @dataclass(frozen=True)
@@ -628,10 +628,8 @@ class AggregateFunction(Expr):
         if self.name == "count" and not self.args:
             return "count(1)"
         inner = ", ".join(a.sql() for a in self.args)
-        if self.distinct:
+        if self.distinct and self.display is None:
             inner = "DISTINCT " + inner
-        if self.name in ("first", "last") :
-            return f"{name}({inner})"
         return f"{name}({inner})"
 
 
@@ -817,9 +815,11 @@ def _bound_sql(v: int) -> str:
 
 
 def output_name(e: Expr) -> str:
-    """The column name Spark gives a select-list expression."""
+    """The column name Spark gives a select-list expression (a cast column keeps its name, as in Spark 4)."""
     if isinstance(e, (Alias, AttributeRef)):
         return e.name
+    if isinstance(e, Cast) and isinstance(e.child, (AttributeRef, UnresolvedColumn)):
+        return e.child.sql()
     return e.sql()
 
 

@@ -290,6 +290,8 @@ def _complete_steps(calls: tuple) -> list[_Step]:
         arg = f"a{i}_0"
         if f.distinct and name in ("count", "count_distinct"):
             steps.append(_Step(arg, "count_distinct", pc.CountOptions("only_valid"), f"s{i}"))
+        elif f.distinct and name in ("sum", "avg"):
+            steps.append(_Step(arg, "distinct", pc.CountOptions("only_valid"), f"s{i}"))
         elif f.distinct and name not in ("min", "max"):
             raise QuiverError(f"{name}(DISTINCT ...) is not supported; deduplicate with distinct() first")
         elif name in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"):
@@ -316,7 +318,9 @@ def _finish_complete(table: pa.Table, nkeys: int, calls: tuple) -> pa.Table:
     for i, c in enumerate(calls):
         name = c.function.name
         out_type = c.result.dtype.to_arrow()
-        if name == "avg":
+        if c.function.distinct and name in ("sum", "avg"):
+            value = _distinct_list_total(table.column(f"s{i}"), name == "avg")
+        elif name == "avg":
             value = _divide_avg(table.column(f"s{i}_sum"), table.column(f"s{i}_count"), c.result.dtype)
         elif name in ("count", "count_distinct"):
             value = pc.fill_null(table.column(f"s{i}"), 0)
@@ -327,6 +331,22 @@ def _finish_complete(table: pa.Table, nkeys: int, calls: tuple) -> pa.Table:
         cols.append(_cast(value, out_type))
         names.append(f"r{i}")
     return pa.Table.from_arrays(cols, names=names)
+
+
+def _distinct_list_total(lists: pa.ChunkedArray, average: bool) -> pa.Array:
+    """Sum (or mean) of each group's list of distinct values; null for a group with none."""
+    arr = lists.combine_chunks()
+    values = arr.flatten()
+    parents = pc.list_parent_indices(arr).to_numpy()
+    integral = pa.types.is_integer(values.type) and not average
+    raw = values.cast(pa.int64() if integral else pa.float64()).to_numpy(zero_copy_only=False)
+    totals = np.zeros(len(arr), dtype=raw.dtype)
+    np.add.at(totals, parents, raw)
+    counts = np.bincount(parents, minlength=len(arr))
+    if average:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            totals = totals / np.maximum(counts, 1)
+    return pa.array(totals, mask=counts == 0)
 
 
 def _empty_result(nkeys: int, calls: tuple) -> pa.Table:

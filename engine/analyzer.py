@@ -42,6 +42,9 @@ def _resolve_node(node: LogicalPlan) -> LogicalPlan:
         return _resolve_join(node)
     if isinstance(node, Union):
         return _resolve_union(node)
+    if not node.resolved and node.children():
+        inputs = tuple(a for c in node.children() for a in c.output)
+        return node.map_expressions(lambda e: resolve_expression(e, inputs))
     return node
 
 
@@ -278,7 +281,7 @@ def _rebind(attr: AttributeRef, inputs: tuple[AttributeRef, ...]) -> AttributeRe
     """A column taken from a DataFrame (`df.x`) is matched by id, else by its name."""
     for a in inputs:
         if a.expr_id == attr.expr_id:
-            return a
+            return a if a.name == attr.name else replace(a, name=attr.name)
     same = [a for a in inputs if a.name == attr.name]
     if len(same) == 1:
         return same[0]
@@ -311,7 +314,9 @@ def resolve_name(parts: tuple[str, ...], inputs: tuple[AttributeRef, ...]) -> Ex
                 return out
     unique = {a.expr_id: a for a in candidates}
     if len(unique) == 1:
-        return next(iter(unique.values()))
+        found = next(iter(unique.values()))
+        # Spark keeps the spelling the user wrote: select("NAME") on column `name` is named NAME.
+        return found if found.name == name else replace(found, name=name)
     full = ".".join(parts)
     if not unique:
         shown = [".".join(a.qualifier + (a.name,)) if len(parts) > 1 and a.qualifier else a.name for a in inputs]

@@ -132,7 +132,7 @@ class Column:
         return Column(ScalarFunction("contains", (self.expr, literal_expr(other))))
 
     def substr(self, startPos: Any, length: Any) -> "Column":
-        return Column(ScalarFunction("substring", (self.expr, literal_expr(startPos), literal_expr(length))))
+        return Column(ScalarFunction("substr", (self.expr, literal_expr(startPos), literal_expr(length))))
 
     def cast(self, dataType: T.DataType | str) -> "Column":
         return Column(Cast(self.expr, _type(dataType)))

@@ -33,6 +33,9 @@ def _flatten(cols: tuple) -> list:
     return list(cols)
 
 
+_MISSING = object()
+
+
 class StorageLevel:
     """Where cached partitions live (PySpark's names)."""
 
@@ -234,6 +237,30 @@ class DataFrame:
         assert isinstance(ordered, L.Sort)
         return self._with(L.Sort(self._plan, ordered.orders, False))
 
+    def repartition(self, numPartitions: Any = None, *cols: Any) -> "DataFrame":
+        """Shuffle into `numPartitions` partitions, by the hash of `cols` or round robin."""
+        if isinstance(numPartitions, (str, Column)):
+            cols = (numPartitions, *cols)
+            numPartitions = None
+        n = _partition_count(numPartitions)
+        keys = tuple(to_expr(c) for c in _flatten(cols))
+        return self._with(L.Repartition(self._plan, n, keys, "hash" if keys else "roundrobin"))
+
+    def repartitionByRange(self, numPartitions: Any, *cols: Any) -> "DataFrame":
+        """Shuffle into ranges of the sort order of `cols`."""
+        if isinstance(numPartitions, (str, Column)):
+            cols = (numPartitions, *cols)
+            numPartitions = None
+        if not cols:
+            raise AnalysisException("repartitionByRange() needs at least one column")
+        orders = self.orderBy(*cols)._plan
+        assert isinstance(orders, L.Sort)
+        return self._with(L.Repartition(self._plan, _partition_count(numPartitions), orders.orders, "range"))
+
+    def coalesce(self, numPartitions: int) -> "DataFrame":
+        """Merge partitions down to `numPartitions` without a shuffle."""
+        return self._with(L.Repartition(self._plan, _partition_count(numPartitions), (), "coalesce"))
+
     def distinct(self) -> "DataFrame":
         out = self._plan.output
         return self._with(L.Aggregate(self._plan, tuple(out), tuple(out)))
@@ -414,6 +441,70 @@ class DataFrame:
                                                          Literal(1, T.IntegerType())))
         return self._with(L.Filter(self._plan, Comparison(">=", count, Literal(int(thresh), T.IntegerType()))))
 
+    def replace(self, to_replace: Any, value: Any = _MISSING, subset: Any = None) -> "DataFrame":
+        """Replace values in columns of a matching type: a scalar, lists matched by position, or a dict."""
+        if isinstance(to_replace, dict):
+            pairs = list(to_replace.items())
+        else:
+            if value is _MISSING:
+                raise AnalysisException("replace() needs `value` unless `to_replace` is a dict")
+            olds = list(to_replace) if isinstance(to_replace, (list, tuple)) else [to_replace]
+            news = list(value) if isinstance(value, (list, tuple)) else [value] * len(olds)
+            if len(olds) != len(news):
+                raise AnalysisException(f"replace() got {len(olds)} values to replace but {len(news)} replacements")
+            pairs = list(zip(olds, news))
+        names = [subset] if isinstance(subset, str) else subset
+        targets = None if names is None else {n.lower() for n in names}
+        projections: list[Expr] = []
+        for a in self._plan.output:
+            usable = [(o, n) for o, n in pairs if _fill_applies(o, a.dtype) and (n is None or _fill_applies(n, a.dtype))]
+            if (targets is not None and a.name.lower() not in targets) or not usable:
+                projections.append(a)
+                continue
+            conds = tuple(Comparison("=", a, Literal.of(o)) for o, _ in usable)
+            vals = tuple(Cast(Literal.of(n), a.dtype) for _, n in usable)
+            projections.append(Alias(CaseWhen(conds, vals, a), a.name))
+        return self._with(L.Project(self._plan, tuple(projections)))
+
+    def describe(self, *cols: Any) -> "DataFrame":
+        """count, mean, stddev, min and max of numeric and string columns, as strings (Spark's describe)."""
+        return self._summary(["count", "mean", "stddev", "min", "max"], _flatten(cols))
+
+    def summary(self, *statistics: str) -> "DataFrame":
+        stats = list(statistics) or ["count", "mean", "stddev", "min", "max"]
+        unsupported = [s for s in stats if s not in ("count", "mean", "stddev", "min", "max")]
+        if unsupported:
+            raise AnalysisException(
+                f"summary() statistic '{unsupported[0]}' is not supported; valid: count, mean, stddev, min, max"
+            )
+        return self._summary(stats, [])
+
+    def _summary(self, stats: list[str], cols: list) -> "DataFrame":
+        from quiver.engine.display import format_value
+
+        attrs = [self._resolve_column(c) if isinstance(c, str) else c for c in cols] or [
+            a for a in self._plan.output if isinstance(a.dtype, (T.NumericType, T.StringType))]
+        aggs: list[Expr] = []
+        for i, a in enumerate(attrs):
+            numeric = isinstance(a.dtype, T.NumericType)
+            aggs += [Alias(AggregateFunction("count", (a,)), f"count{i}"),
+                     Alias(AggregateFunction("avg", (a,)) if numeric else Literal(None, T.DoubleType()), f"mean{i}"),
+                     Alias(AggregateFunction("stddev", (a,)) if numeric else Literal(None, T.DoubleType()), f"stddev{i}"),
+                     Alias(AggregateFunction("min", (a,)), f"min{i}"),
+                     Alias(AggregateFunction("max", (a,)), f"max{i}")]
+        row = self._with(L.Aggregate(self._plan, (), tuple(aggs))).collect()[0] if attrs else None
+        rows = []
+        for stat in stats:
+            values = []
+            for i, a in enumerate(attrs):
+                v = row[f"{stat}{i}"]
+                dtype = T.LongType() if stat == "count" else T.DoubleType() if stat in ("mean", "stddev") else a.dtype
+                values.append(None if v is None else format_value(v, dtype))
+            rows.append((stat, *values))
+        schema = T.StructType([T.StructField("summary", T.StringType())] +
+                              [T.StructField(a.name, T.StringType()) for a in attrs])
+        return self._session.createDataFrame(rows, schema)
+
     # ---------------------------------------------------------- caching
 
     def cache(self) -> "DataFrame":
@@ -521,7 +612,12 @@ class DataFrame:
         return html_table(self.limit(21).toArrow(), self.schema, 20)
 
 
-_MISSING = object()
+def _partition_count(n: Any) -> int | None:
+    if n is None:
+        return None
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        raise ConfigurationError(f"the number of partitions must be a positive integer, got {n!r}")
+    return n
 
 
 def _select_expr(c: Any) -> Expr:
@@ -561,6 +657,9 @@ class DataFrameNaFunctions:
 
     def drop(self, how: str = "any", thresh: int | None = None, subset: Any = None) -> DataFrame:
         return self._df.dropna(how, thresh, subset)
+
+    def replace(self, to_replace: Any, value: Any = _MISSING, subset: Any = None) -> DataFrame:
+        return self._df.replace(to_replace, value, subset)
 
 
 def table_to_rows(table: pa.Table) -> list[Row]:

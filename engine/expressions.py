@@ -190,7 +190,12 @@ class AttributeRef(Expr):
 
     @property
     def internal_name(self) -> str:
-        """The column name this attribute has inside Arrow batches during execution."""
+        """The column name this attribute has inside Arrow batches: its id only, so renaming costs nothing."""
+        return f"#{self.expr_id}"
+
+    @property
+    def display_name(self) -> str:
+        """`name#id`, as explain() shows attributes."""
         return f"{self.name}#{self.expr_id}"
 
     def with_qualifier(self, qualifier: tuple[str, ...]) -> "AttributeRef":
@@ -559,9 +564,9 @@ class ScalarFunction(Expr):
 
     @cached_property
     def dtype(self) -> T.DataType:
-        from quiver.engine.function_catalog import lookup
+        from quiver.engine.function_catalog import result_type_of
 
-        return lookup(self.name).result_type([a.dtype for a in self.args])
+        return result_type_of(self.name, self.args)
 
     @property
     def nullable(self) -> bool:

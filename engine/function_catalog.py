@@ -129,14 +129,6 @@ def _boolean(t: DataType) -> object:
     return T.BooleanType() if isinstance(t, T.NullType) else _REJECT
 
 
-def _any(t: DataType) -> object:
-    return None
-
-
-def _array(t: DataType) -> object:
-    return None if isinstance(t, (T.ArrayType, T.NullType)) else _REJECT
-
-
 def _collection(t: DataType) -> object:
     return None if isinstance(t, (T.ArrayType, T.MapType, T.NullType)) else _REJECT
 
@@ -161,8 +153,6 @@ DATE = _Kind("DATE (or TIMESTAMP or STRING)", _date)
 TIMESTAMP = _Kind("TIMESTAMP (or DATE or STRING)", _timestamp)
 DATETIME_TEXT = _Kind("STRING, DATE or TIMESTAMP", _datetime_text)
 BOOLEAN = _Kind("BOOLEAN", _boolean)
-ANY = _Kind("any type", _any)
-ARRAY = _Kind("ARRAY", _array)
 COLLECTION = _Kind("ARRAY or MAP", _collection)
 STRING_OR_ARRAY = _Kind("STRING or ARRAY<STRING>", _split_part)
 
@@ -320,6 +310,66 @@ def _element_type(types: list[DataType]) -> DataType:
     return T.NullType()
 
 
+# ---------------------------------------------------------------- argument rules of single functions
+
+def _concat_inputs(types: list[DataType]) -> list[DataType | None]:
+    """concat keeps binaries only when every argument is binary; otherwise all become strings."""
+    if types and all(isinstance(t, T.BinaryType) for t in types):
+        return [None] * len(types)
+    return _inputs("concat", STRING, rest=STRING)(types)
+
+
+def _nullif_inputs(types: list[DataType]) -> list[DataType | None]:
+    """nullif compares in the common type but returns its first argument's type, so nothing is cast here."""
+    common_type("nullif", types, True)
+    return [None, None]
+
+
+def _array_contains_inputs(types: list[DataType]) -> list[DataType | None]:
+    array, value = types
+    if not isinstance(array, T.ArrayType):
+        raise AnalysisException(f"function array_contains: the first argument must be ARRAY, but it is {array.simpleString()}")
+    if isinstance(value, T.NullType):
+        raise AnalysisException("function array_contains: the value to look for cannot be a NULL literal")
+    element = array.elementType
+    if value == element:
+        return [None, None]
+    if isinstance(value, T.NumericType) and isinstance(element, T.NumericType):
+        wider = T.common_numeric_type(value, element)
+        return [None if wider == element else T.ArrayType(wider), None if wider == value else wider]
+    raise AnalysisException(
+        f"function array_contains: the value must have the array's element type {element.simpleString()}, "
+        f"but it is {value.simpleString()}"
+    )
+
+
+def _sort_array_inputs(types: list[DataType]) -> list[DataType | None]:
+    if not isinstance(types[0], T.ArrayType):
+        raise AnalysisException(f"function sort_array: the first argument must be ARRAY, but it is {types[0].simpleString()}")
+    return [None] + _check("sort_array", [BOOLEAN], types[1:])
+
+
+def _field_type(types: list[DataType], literals: list[Any]) -> DataType:
+    """A struct field's type by its (literal) name, or a map's value type."""
+    t, key = types[0], literals[1] if len(literals) > 1 else NOT_LITERAL
+    if isinstance(t, T.MapType):
+        return t.valueType
+    if not isinstance(t, T.StructType):
+        raise AnalysisException(f"function get_field: the first argument must be STRUCT or MAP, but it is {t.simpleString()}")
+    if not isinstance(key, str):
+        # also what a caller sees that types get_field through `result_type` alone, which
+        # cannot see the name: the type must come from result_type_of(name, args)
+        raise AnalysisException("function get_field: the field name must be a string literal "
+                                "(a struct field's type is found with function_catalog.result_type_of)")
+    for f in t.fields:
+        if f.name == key:
+            return f.dataType
+    matches = [f for f in t.fields if f.name.lower() == key.lower()]
+    if len(matches) == 1:
+        return matches[0].dataType
+    raise AnalysisException(f"field '{key}' does not exist in {t.simpleString()}; fields are {', '.join(t.names)}")
+
+
 # ---------------------------------------------------------------- pretty names
 
 def _call(name: str) -> Callable[[list[str]], str]:
@@ -409,7 +459,7 @@ _register("btrim", 1, 2, _fixed(T.StringType()), _inputs("btrim", STRING, STRING
 for _name in ("substring", "substr"):
     _register(_name, 2, 3, lambda types: T.BinaryType() if isinstance(types[0], T.BinaryType) else T.StringType(),
               _inputs(_name, STRING_OR_BINARY, INT, INT), _call_filling(_name, 3, ("2147483647",)))
-_register("concat", 0, None, _concat_type, _inputs("concat", STRING_OR_BINARY, rest=STRING_OR_BINARY))
+_register("concat", 0, None, _concat_type, _concat_inputs)
 _register("concat_ws", 1, None, _fixed(T.StringType()), _inputs("concat_ws", STRING, rest=STRING_OR_ARRAY))
 _register("regexp_replace", 3, 4, _fixed(T.StringType()), _inputs("regexp_replace", STRING, STRING, STRING, INT),
           _call_filling("regexp_replace", 4, ("1",)))
@@ -430,7 +480,7 @@ for _name in ("startswith", "endswith", "contains"):
     _register(_name, 2, 2, _fixed(T.BooleanType()), _inputs(_name, STRING, STRING))
 _register("like", 2, 3, _fixed(T.BooleanType()), _inputs("like", STRING, STRING, STRING), _like)
 _register("ilike", 2, 3, _fixed(T.BooleanType()), _inputs("ilike", STRING, STRING, STRING))
-for _name, _shown in (("rlike", "RLIKE"), ("regexp", "RLIKE"), ("regexp_like", "REGEXP_LIKE")):
+for _name, _shown in (("rlike", "RLIKE"), ("regexp", "REGEXP"), ("regexp_like", "REGEXP_LIKE")):
     _register(_name, 2, 2, _fixed(T.BooleanType()), _inputs(_name, STRING, STRING), _call(_shown))
 _unary(["md5", "sha1", "sha"], BINARY, T.StringType())
 _register("sha2", 2, 2, _fixed(T.StringType()), _inputs("sha2", BINARY, INT))
@@ -443,7 +493,7 @@ _register("nvl2", 3, 3, _result_common("nvl2", True, skip=1), _same_type("nvl2",
 _register("if", 3, 3, _result_common("if", True, skip=1),
           lambda types: _check("if", [BOOLEAN], types[:1]) + _same_type("if", True, skip=1)(types)[1:],
           lambda args: f"(IF({', '.join(args)}))")
-_register("nullif", 2, 2, _first, lambda types: [None, None] if common_type("nullif", types, True) is not None else [])
+_register("nullif", 2, 2, _first, _nullif_inputs)
 _register("isnull", 1, 1, _fixed(T.BooleanType()), None, lambda args: f"({args[0]} IS NULL)")
 _register("isnotnull", 1, 1, _fixed(T.BooleanType()), None, lambda args: f"({args[0]} IS NOT NULL)")
 _unary(["isnan"], FRACTIONAL, T.BooleanType())
@@ -503,47 +553,8 @@ _register("from_unixtime", 1, 2, _fixed(T.StringType()), _inputs("from_unixtime"
 # collections and nested values
 _register("size", 1, 1, _fixed(T.IntegerType()), _inputs("size", COLLECTION))
 _register("cardinality", 1, 1, _fixed(T.IntegerType()), _inputs("cardinality", COLLECTION))
-
-
-def _array_contains_inputs(types: list[DataType]) -> list[DataType | None]:
-    array, value = types
-    if not isinstance(array, T.ArrayType):
-        raise AnalysisException(f"function array_contains: the first argument must be ARRAY, but it is {array.simpleString()}")
-    if isinstance(value, T.NullType):
-        raise AnalysisException("function array_contains: the value to look for cannot be a NULL literal")
-    element = array.elementType
-    if value == element:
-        return [None, None]
-    if isinstance(value, T.NumericType) and isinstance(element, T.NumericType):
-        wider = T.common_numeric_type(value, element)
-        return [None if wider == element else T.ArrayType(wider), None if wider == value else wider]
-    raise AnalysisException(
-        f"function array_contains: the value must have the array's element type {element.simpleString()}, "
-        f"but it is {value.simpleString()}"
-    )
-
-
 _register("array_contains", 2, 2, _fixed(T.BooleanType()), _array_contains_inputs)
-
-
-def _field_type(types: list[DataType], literals: list[Any]) -> DataType:
-    """A struct field's type by its (literal) name, or a map's value type."""
-    t, key = types[0], literals[1] if len(literals) > 1 else NOT_LITERAL
-    if isinstance(t, T.MapType):
-        return t.valueType
-    if not isinstance(t, T.StructType):
-        raise AnalysisException(f"function get_field: the first argument must be STRUCT or MAP, but it is {t.simpleString()}")
-    if not isinstance(key, str):
-        raise AnalysisException("function get_field: the field name must be a string literal")
-    for f in t.fields:
-        if f.name == key:
-            return f.dataType
-    matches = [f for f in t.fields if f.name.lower() == key.lower()]
-    if len(matches) == 1:
-        return matches[0].dataType
-    raise AnalysisException(f"field '{key}' does not exist in {t.simpleString()}; fields are {', '.join(t.names)}")
-
-
+_register("sort_array", 1, 2, _first, _sort_array_inputs, _call_filling("sort_array", 2, ("true",)))
 _register("get_field", 2, 2, lambda types: _field_type(types, [NOT_LITERAL] * len(types)), None, _get_field, _field_type)
 _register("element_at_index", 2, 2, _element_type, None, _element_at_index)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quiver.engine.column import Column, to_expr
+from quiver.engine.column import Column, lit, to_expr  # noqa: F401 — lit is part of the F namespace
 from quiver.engine.expressions import (
     AggregateFunction, CaseWhen, Literal, UnresolvedColumn, UnresolvedStar,
 )

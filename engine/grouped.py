@@ -6,7 +6,12 @@ from typing import TYPE_CHECKING, Any
 from quiver.engine import plan as L
 from quiver.engine.column import Column
 from quiver.engine.errors import AnalysisException
-from quiver.engine.expressions import AggregateFunction, Alias, Expr, UnresolvedColumn
+from dataclasses import replace
+
+from quiver.engine import types as T
+from quiver.engine.expressions import (
+    AggregateFunction, Alias, CaseWhen, Comparison, Expr, Literal, UnresolvedColumn, transform_expr,
+)
 
 if TYPE_CHECKING:
     from quiver.engine.dataframe import DataFrame
@@ -21,9 +26,22 @@ _DICT_FUNCTIONS = {
 class GroupedData:
     """Grouping keys waiting for aggregates."""
 
-    def __init__(self, df: "DataFrame", keys: list[Expr]):
+    def __init__(self, df: "DataFrame", keys: list[Expr], pivot: tuple[Expr, list] | None = None):
         self._df = df
         self._keys = keys
+        self._pivot = pivot
+
+    def pivot(self, pivot_col: Any, values: list | None = None) -> "GroupedData":
+        """One output column per value of `pivot_col` (found with an extra job when not given)."""
+        from quiver.engine.column import to_expr
+
+        if values is None:
+            name = pivot_col if isinstance(pivot_col, str) else None
+            distinct = self._df.select(pivot_col).distinct()
+            values = sorted((r[0] for r in distinct.collect()), key=lambda v: (v is not None, v))
+            if name is None:
+                values = list(values)
+        return GroupedData(self._df, self._keys, (to_expr(pivot_col), list(values)))
 
     def agg(self, *exprs: Any) -> "DataFrame":
         if len(exprs) == 1 and isinstance(exprs[0], dict):
@@ -48,6 +66,8 @@ class GroupedData:
 
     def _aggregate(self, aggs: list[Expr]) -> "DataFrame":
         keys = tuple(self._keys)
+        if self._pivot is not None:
+            aggs = _pivoted(aggs, *self._pivot)
         return self._df._with(L.Aggregate(self._df._plan, keys, keys + tuple(aggs)))
 
     def count(self) -> "DataFrame":
@@ -75,3 +95,24 @@ class GroupedData:
 
     def max(self, *cols: str) -> "DataFrame":
         return self._numeric("max", cols)
+
+
+def _pivoted(aggs: list[Expr], column: Expr, values: list) -> list[Expr]:
+    """Each aggregate once per pivot value, over the rows holding that value; named as Spark names them."""
+    out: list[Expr] = []
+    for v in values:
+        cond = Comparison("<=>", column, Literal.of(v))
+        for agg in aggs:
+            inner = agg.child if isinstance(agg, Alias) else agg
+            label = agg.name if isinstance(agg, Alias) else inner.sql()
+
+            def only_matching(e: Expr) -> Expr:
+                if not isinstance(e, AggregateFunction):
+                    return e
+                args = e.args or (Literal(1, T.IntegerType()),)
+                return replace(e, args=tuple(CaseWhen((cond,), (a,), None) for a in args))
+
+            rewritten = transform_expr(inner, only_matching)
+            prefix = "null" if v is None else str(v)
+            out.append(Alias(rewritten, prefix if len(aggs) == 1 else f"{prefix}_{label}"))
+    return out

@@ -138,7 +138,7 @@ class LocalRelation(LogicalPlan):
         return self.attributes
 
     def node_string(self) -> str:
-        return f"LocalRelation [{', '.join(a.internal_name for a in self.attributes)}] {self.table.num_rows} rows"
+        return f"LocalRelation [{', '.join(a.display_name for a in self.attributes)}] {self.table.num_rows} rows"
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,7 +155,7 @@ class SourceScan(LogicalPlan):
 
     def node_string(self) -> str:
         pushed = f" PushedFilters: [{', '.join(e.sql() for e in self.pushed_filters)}]" if self.pushed_filters else ""
-        cols = ", ".join(a.internal_name for a in self.attributes)
+        cols = ", ".join(a.display_name for a in self.attributes)
         return f"Scan {self.source.describe()} [{cols}]{pushed}"
 
     def __eq__(self, other: object) -> bool:
@@ -245,7 +245,7 @@ def _named_sql(e: Expr) -> str:
     if isinstance(e, Alias):
         return f"{strip_alias(e).sql()} AS {e.name}#{e.expr_id}"
     if isinstance(e, AttributeRef):
-        return e.internal_name
+        return e.display_name
     return e.sql()
 
 
@@ -276,6 +276,24 @@ class Sort(LogicalPlan):
     @property
     def output(self) -> tuple[AttributeRef, ...]:
         return self.child.output
+
+
+@dataclass(frozen=True)
+class Repartition(LogicalPlan):
+    """`repartition(n, *cols)` (hash or round robin), `repartitionByRange` or `coalesce(n)` (no shuffle)."""
+
+    child: LogicalPlan
+    num_partitions: int | None
+    keys: tuple[Expr, ...] = ()
+    kind: str = "hash"
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output
+
+    def node_string(self) -> str:
+        keys = f" [{', '.join(k.sql() for k in self.keys)}]" if self.keys else ""
+        return f"Repartition {self.kind} {self.num_partitions}{keys}"
 
 
 @dataclass(frozen=True)
@@ -320,7 +338,7 @@ class InMemoryRelation(LogicalPlan):
         return self.attributes
 
     def node_string(self) -> str:
-        return f"InMemoryRelation [{', '.join(a.internal_name for a in self.attributes)}] {self.storage_level}"
+        return f"InMemoryRelation [{', '.join(a.display_name for a in self.attributes)}] {self.storage_level}"
 
 
 # ---------------------------------------------------------------- binary / n-ary
@@ -391,6 +409,6 @@ def plan_stats_rows(plan: LogicalPlan) -> int | None:
 
 __all__ = [
     "LogicalPlan", "LocalRelation", "SourceScan", "RangeRelation", "Project", "Filter", "Aggregate",
-    "Sort", "Window", "Limit", "SubqueryAlias", "InMemoryRelation", "Join", "Union", "transform_up", "transform_down",
+    "Sort", "Window", "Repartition", "Limit", "SubqueryAlias", "InMemoryRelation", "Join", "Union", "transform_up", "transform_down",
     "attributes_of", "named_output", "JOIN_TYPES", "JOIN_TYPE_ALIASES",
 ]

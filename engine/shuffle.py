@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
+import numpy as np
 import pyarrow as pa
 
 from quiver.engine.store import BlockId, BlockStore
@@ -15,7 +16,7 @@ from quiver.executors.evaluate import evaluate_array
 from quiver.executors.partitioning import hash_partition_ids, split_by_ids
 from quiver.executors.sort import choose_range_bounds, range_partition_ids
 from quiver.planners.physical import (
-    BroadcastPartitioning, HashPartitioning, RangePartitioning, SinglePartition,
+    BroadcastPartitioning, HashPartitioning, RangePartitioning, RoundRobinPartitioning, SinglePartition,
 )
 
 WRITE_CHUNK_ROWS = 1 << 16
@@ -27,13 +28,16 @@ def write_shuffle(
     partitioning, batches: Iterable[pa.RecordBatch],
 ) -> dict:
     """Partition one map task's output into blocks; returns rows and bytes written."""
-    if isinstance(partitioning, HashPartitioning):
+    if isinstance(partitioning, (HashPartitioning, RoundRobinPartitioning)):
         n = partitioning.num_partitions
         pieces: list[list[pa.RecordBatch]] = [[] for _ in range(n)]
         rows = nbytes = 0
         for batch in _coalesce(batches):
-            keys = [evaluate_array(k, batch) for k in partitioning.keys]
-            ids = hash_partition_ids(keys, n)
+            if isinstance(partitioning, HashPartitioning):
+                ids = hash_partition_ids([evaluate_array(k, batch) for k in partitioning.keys], n)
+            else:
+                # Round robin continues where the previous batch stopped, starting at the map index.
+                ids = (np.arange(rows, rows + batch.num_rows) + map_partition) % n
             for r, piece in enumerate(split_by_ids(batch, ids, n)):
                 if piece is not None:
                     pieces[r].append(piece)

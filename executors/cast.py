@@ -113,15 +113,24 @@ def _cast(arr: pa.Array, src: T.DataType, to: T.DataType) -> pa.Array:
     if isinstance(to, T.BinaryType):
         return _integral_to_binary(arr, src)
     if isinstance(to, T.ArrayType):
-        return _rebuild_list(arr, cast_array(arr.flatten(), to.elementType), to)
+        return _rebuild_list(arr, cast_array(_list_values(arr), to.elementType), to)
     if isinstance(to, T.MapType):
-        keys = cast_array(arr.keys, to.keyType)
-        items = cast_array(arr.items, to.valueType)
-        return pa.MapArray.from_arrays(arr.offsets, keys, items, type=to.to_arrow(), mask=arr.is_null())
+        entries = _list_values(arr)
+        keys = cast_array(entries.field(0), to.keyType)
+        items = cast_array(entries.field(1), to.valueType)
+        offsets = pc.subtract(arr.offsets, arr.offsets[0])
+        return pa.MapArray.from_arrays(offsets, keys, items, type=to.to_arrow(), mask=arr.is_null())
     if isinstance(to, T.StructType):
         fields = [cast_array(arr.field(i), f.dataType) for i, f in enumerate(to.fields)]
         return pa.StructArray.from_arrays(fields, fields=[f.to_arrow_field() for f in to.fields], mask=arr.is_null())
     raise AnalysisException(f"cannot cast {src.simpleString()} to {to.simpleString()}")
+
+
+def _list_values(arr: pa.ListArray) -> pa.Array:
+    """The values a (possibly sliced) list or map array spans, including any behind null slots,
+    so that they line up with its rebased offsets."""
+    start = arr.offsets[0].as_py()
+    return arr.values.slice(start, arr.offsets[-1].as_py() - start)
 
 
 def _rebuild_list(arr: pa.ListArray, values: pa.Array, to: T.DataType) -> pa.Array:
@@ -144,17 +153,17 @@ def to_string(arr: pa.Array, src: T.DataType) -> pa.Array:
     if isinstance(src, T.DateType):
         return _date_string(arr)
     if isinstance(src, (T.TimestampType, T.TimestampNTZType)):
-        text = pc.strftime(arr.cast(pa.timestamp("us")), "%Y-%m-%d %H:%M:%S")
-        return pc.replace_substring_regex(text, r"\.?0+$", "")
+        return _timestamp_string(arr.cast(pa.timestamp("us")))
     if isinstance(src, T.BinaryType):
         return _decode_utf8(arr)
     if isinstance(src, T.ArrayType):
-        items = _null_word(to_string(arr.flatten(), src.elementType))
+        items = _null_word(to_string(_list_values(arr), src.elementType))
         joined = pc.binary_join(_rebuild_list(arr, items, T.ArrayType(T.StringType())), ", ")
         return pc.binary_join_element_wise("[", joined, "]", "")
     if isinstance(src, T.MapType):
-        keys = to_string(arr.keys, src.keyType)
-        items = _null_word(to_string(arr.items, src.valueType))
+        entries = _list_values(arr)
+        keys = to_string(entries.field(0), src.keyType)
+        items = _null_word(to_string(entries.field(1), src.valueType))
         pairs = pc.binary_join_element_wise(keys, items, " -> ")
         joined = pc.binary_join(_rebuild_list(arr, pairs, T.ArrayType(T.StringType())), ", ")
         return pc.binary_join_element_wise("{", joined, "}", "")
@@ -178,6 +187,15 @@ def _date_string(arr: pa.Array) -> pa.Array:
     return pc.replace_substring_regex(text, r"^(\d{5,})", r"+\1")
 
 
+def _timestamp_string(ts: pa.Array) -> pa.Array:
+    """'2024-01-05 10:00:00', with the fraction of a second only as long as it needs ('.5', '.123456')."""
+    # Arrow's strftime is several times slower than printing the fields separately
+    text = dt.format_with_pattern(ts, "yyyy-MM-dd HH:mm:ss", "cast")
+    micros = pc.add(pc.multiply(pc.millisecond(ts), 1000), pc.microsecond(ts))
+    fraction = pc.utf8_rtrim(pc.utf8_lpad(pc.cast(micros, pa.string()), 6, "0"), "0")
+    return pc.if_else(pc.equal(micros, 0), text, pc.binary_join_element_wise(text, ".", fraction, ""))
+
+
 def _decode_utf8(arr: pa.Array) -> pa.Array:
     text = arr.cast(pa.binary()).cast(pa.string(), safe=False)
     try:
@@ -192,35 +210,72 @@ def _decode_utf8(arr: pa.Array) -> pa.Array:
 def java_double_string(arr: pa.Array) -> pa.Array:
     """Java's Double.toString / Float.toString for a float array: 1.0, 1.0E20, 9.99E-4, NaN, -Infinity.
 
-    Arrow's float->string cast already yields the shortest round-trip digits; this only
-    re-lays them out as Java does (plain in [1e-3, 1e7), else d.dddE<n>).
+    Arrow's float->string cast already yields the shortest round-trip digits, printed plain
+    for magnitudes in [1e-6, 1e21); this re-lays them out as Java does: plain in
+    [1e-3, 1e7) with at least one decimal, d.dddE<n> elsewhere.
     """
     text = arr.cast(pa.string())
+    magnitude = pc.abs(arr.cast(pa.float64()))
+    out = pc.if_else(pc.match_substring(text, "."), text, pc.binary_join_element_wise(text, ".0", ""))
+    scientific = pc.fill_null(pc.and_(pc.is_finite(magnitude), pc.or_(
+        pc.greater_equal(magnitude, 1e7), pc.and_(pc.less(magnitude, 1e-3), pc.greater(magnitude, 0.0)))), False)
+    if pc.any(scientific).as_py():
+        out = pc.replace_with_mask(out, scientific, _scientific(text.filter(scientific)))
+    significant_bits = 24 if pa.types.is_float32(arr.type) else 53
+    exact = pc.fill_null(pc.and_(pc.greater_equal(magnitude, float(2 ** significant_bits)),
+                                 pc.less(magnitude, float(2 ** 63))), False)
+    if pc.any(exact).as_py():
+        out = pc.replace_with_mask(out, exact, _java_integer_digits(arr.filter(exact), significant_bits))
+    zero = pc.if_else(pc.starts_with(text, "-"), "-0.0", "0.0")
+    out = pc.if_else(pc.equal(magnitude, 0.0), zero, out)
+    special = pc.if_else(pc.is_nan(arr), "NaN", pc.if_else(pc.greater(arr, 0), "Infinity", "-Infinity"))
+    return pc.if_else(pc.is_finite(arr), out, special)
+
+
+# FloatingDecimal.insignificantDigitsNumber: decimal digits below the precision of 2^p2
+_INSIGNIFICANT_DIGITS = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7,
+                                  8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14,
+                                  14, 15, 15, 15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19])
+
+
+def _java_integer_digits(values: pa.Array, significant_bits: int) -> pa.Array:
+    """Java 17's text for integral floats in [2^precision, 2^63): the integer's exact digits.
+
+    FloatingDecimal prints such values from their long value, dropping only the digits
+    below the float's precision (float 123456792 -> '1.23456792E8', where the shortest
+    round-trip text would be '1.2345679E8'); Spark on Java 17 shows exactly this.
+    """
+    x = values.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    negative = np.signbit(x)
+    magnitude = np.abs(x).astype(np.uint64)
+    binary_exponent = np.frexp(np.abs(x))[1] - 1
+    p2 = binary_exponent - significant_bits - 1
+    dropped = np.where(p2 > 1, _INSIGNIFICANT_DIGITS[np.clip(p2, 0, len(_INSIGNIFICANT_DIGITS) - 1)], 0)
+    scale = (np.uint64(10) ** dropped.astype(np.uint64))
+    kept = magnitude // scale + (magnitude % scale >= scale // np.uint64(2)) * (dropped > 0)
+    digits = pa.array(kept.astype(np.uint64)).cast(pa.string())
+    exponent = pc.add(pc.subtract(pc.utf8_length(digits), 1), pa.array(dropped.astype(np.int32)))
+    significant = pc.utf8_rtrim(digits, "0")
+    tail = pc.utf8_slice_codeunits(significant, 1, None)
+    return pc.binary_join_element_wise(
+        pa.array(np.where(negative, "-", "")), pc.utf8_slice_codeunits(significant, 0, 1), ".",
+        pc.if_else(pc.equal(tail, ""), "0", tail), "E", pc.cast(exponent, pa.string()), "")
+
+
+def _scientific(text: pa.Array) -> pa.Array:
+    """Arrow's shortest text ('1e+20', '12345678.9', '0.000999') as Java's d.dddE<n>."""
     parts = pc.extract_regex(text, r"^(?P<neg>-?)(?P<int>\d+)(?:\.(?P<frac>\d+))?(?:e(?P<exp>[-+]\d+))?$")
     neg, whole, frac, exp = (parts.field(n) for n in ("neg", "int", "frac", "exp"))
-    magnitude = pc.abs(arr.cast(pa.float64()))
-    plain = pc.and_(pc.greater_equal(magnitude, 1e-3), pc.less(magnitude, 1e7))
-    plain_text = pc.if_else(pc.equal(frac, ""), pc.binary_join_element_wise(neg, whole, ".0", ""),
-                            pc.binary_join_element_wise(neg, whole, ".", frac, ""))
-    # Arrow printed scientific: d[.ddd]e+XX
-    arrow_sci = pc.not_equal(exp, "")
-    sci_from_arrow = pc.binary_join_element_wise(
-        neg, whole, ".", pc.if_else(pc.equal(frac, ""), "0", frac), "E",
-        pc.cast(pc.cast(pc.utf8_ltrim(pc.if_else(arrow_sci, exp, "0"), "+"), pa.int32()), pa.string()), "")
-    # Arrow printed plain but Java wants scientific: move the point by hand
     digits = pc.utf8_rtrim(pc.utf8_ltrim(pc.binary_join_element_wise(whole, frac, ""), "0"), "0")
-    small = pc.equal(whole, "0")
     zeros_after_point = pc.subtract(pc.utf8_length(frac), pc.utf8_length(pc.utf8_ltrim(frac, "0")))
-    exponent = pc.if_else(small, pc.negate(pc.add(zeros_after_point, 1)), pc.subtract(pc.utf8_length(whole), 1))
+    plain_exponent = pc.if_else(pc.equal(whole, "0"), pc.negate(pc.add(zeros_after_point, 1)),
+                                pc.subtract(pc.utf8_length(whole), 1))
+    arrow_exponent = pc.cast(pc.utf8_ltrim(pc.if_else(pc.equal(exp, ""), "0", exp), "+"), pa.int32())
+    exponent = pc.if_else(pc.equal(exp, ""), plain_exponent.cast(pa.int32()), arrow_exponent)
     tail = pc.utf8_slice_codeunits(digits, 1, None)
-    sci_from_plain = pc.binary_join_element_wise(
+    return pc.binary_join_element_wise(
         neg, pc.utf8_slice_codeunits(digits, 0, 1), ".", pc.if_else(pc.equal(tail, ""), "0", tail), "E",
         pc.cast(exponent, pa.string()), "")
-    finite = pc.if_else(plain, plain_text, pc.if_else(arrow_sci, sci_from_arrow, sci_from_plain))
-    zero = pc.if_else(pc.equal(neg, "-"), "-0.0", "0.0")
-    finite = pc.if_else(pc.equal(magnitude, 0.0), zero, finite)
-    special = pc.if_else(pc.is_nan(arr), "NaN", pc.if_else(pc.greater(arr, 0), "Infinity", "-Infinity"))
-    return pc.if_else(pc.is_finite(arr), finite, special)
 
 
 # ---------------------------------------------------------------- from string
@@ -249,10 +304,10 @@ def _from_string(arr: pa.Array, to: T.DataType) -> pa.Array:
 
 def _parse_integral(text: pa.Array, to: T.DataType) -> pa.Array:
     """Spark's UTF8String.toInt/toLong: optional sign, digits, an ignored '.digits' tail; overflow -> null."""
-    parts = pc.extract_regex(dt.trim_spaces(text), r"^(?P<sign>[+-]?)(?P<int>\d*)(?:\.(?P<frac>\d*))?$")
+    parts = pc.extract_regex(dt.trim_spaces(text), r"^(?P<sign>[+-]?)(?P<body>(?P<int>\d*)(?:\.\d*)?)$")
     whole = pc.utf8_ltrim(parts.field("int"), "0")
-    has_digit = pc.or_(pc.not_equal(parts.field("int"), ""), pc.not_equal(pc.fill_null(parts.field("frac"), ""), ""))
-    fits = pc.and_(has_digit, pc.less_equal(pc.utf8_length(whole), 19))
+    # Spark takes '.' as 0 but a bare sign as nothing
+    fits = pc.and_(pc.not_equal(parts.field("body"), ""), pc.less_equal(pc.utf8_length(whole), 19))
     digits = pc.if_else(pc.equal(whole, ""), "0", whole)
     magnitude = pc.cast(pc.if_else(fits, digits, pa.scalar(None, pa.string())), pa.uint64())
     negative = pc.equal(parts.field("sign"), "-").to_numpy(zero_copy_only=False)
@@ -407,10 +462,13 @@ def _to_timestamp(arr: pa.Array, src: T.DataType) -> pa.Array:
         limit = np.iinfo(np.int64).max // 1_000_000
         micros = np.clip(seconds, -limit, limit) * 1_000_000
         return pa.array(micros, pa.timestamp("us"), mask=_null_mask(arr))
-    values = arr.cast(pa.float64()).fill_null(0).to_numpy() * 1e6
-    ok = np.isfinite(values) & (np.abs(values) < 2.0**63)
-    micros = np.trunc(np.where(ok, values, 0)).astype(np.int64)
-    return pa.array(micros, pa.timestamp("us"), mask=~ok | arr.is_null().to_numpy(zero_copy_only=False))
+    seconds = arr.cast(pa.float64())
+    micros = _to_integral(pc.multiply(seconds, 1e6), T.DoubleType(), T.LongType())
+    return _mask_null_where(micros, pc.invert(pc.is_finite(seconds))).cast(pa.timestamp("us"))
+
+
+def _mask_null_where(values: pa.Array, condition: pa.Array) -> pa.Array:
+    return pc.if_else(pc.fill_null(condition, False), pa.scalar(None, values.type), values)
 
 
 def _rescale(arr: pa.Array, scale: int) -> pa.Array:

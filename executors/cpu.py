@@ -27,7 +27,7 @@ TOPK_CHUNK_ROWS = 1 << 20
 CPU_OPERATORS = frozenset({
     "ScanExec", "LocalTableExec", "CachedExec", "RangeExec", "FilterExec", "ProjectExec",
     "HashAggregateExec", "HashJoinExec", "NestedLoopJoinExec", "SortExec", "TopKExec", "LimitExec",
-    "UnionExec", "ShuffleReadExec", "WindowExec",
+    "UnionExec", "ShuffleReadExec", "WindowExec", "CoalesceExec",
 })
 
 
@@ -103,6 +103,11 @@ class CpuExecutor:
                 return
             remaining -= batch.num_rows
             yield batch
+
+    def _CoalesceExec(self, plan: P.CoalesceExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        inputs, outputs = plan.child.num_partitions, plan.num_partitions
+        for p in range(inputs * partition // outputs, inputs * (partition + 1) // outputs):
+            yield from self.execute(plan.child, p, ctx)
 
     def _UnionExec(self, plan: P.UnionExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         names = [a.internal_name for a in plan.output]

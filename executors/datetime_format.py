@@ -23,7 +23,8 @@ MICROS_PER_DAY = 86_400 * MICROS_PER_SECOND
 
 # Java's String.trim plus the Unicode spaces Character.isWhitespace knows: what Spark strips
 # from text before casting it.
-_TRIM = r"^[\x00-\x20\x7f-\x9f\x{1680}\x{2000}-\x{2006}\x{2008}-\x{200a}\x{2028}\x{2029}\x{205f}\x{3000}]+|[\x00-\x20\x7f-\x9f\x{1680}\x{2000}-\x{2006}\x{2008}-\x{200a}\x{2028}\x{2029}\x{205f}\x{3000}]+$"
+_SPACE = r"[\x00-\x20\x7f-\x9f\x{1680}\x{2000}-\x{2006}\x{2008}-\x{200a}\x{2028}\x{2029}\x{205f}\x{3000}]"
+_TRIM = f"^{_SPACE}+|{_SPACE}+$"
 
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
           "September", "October", "November", "December"]
@@ -103,10 +104,6 @@ def _fraction_micros(struct: pa.StructArray, name: str) -> np.ndarray:
     return pc.fill_null(pc.cast(text, pa.int64()), 0).to_numpy(zero_copy_only=False)
 
 
-def _has(struct: pa.StructArray, name: str) -> np.ndarray:
-    return pc.fill_null(pc.not_equal(struct.field(name), ""), False).to_numpy(zero_copy_only=False)
-
-
 _ZONE_OFFSET = (r"^(?:(?:UTC|GMT|UT)?(?P<sign>[+-])(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?(?::?(?P<s>\d{2}))?"
                 r"|(?P<utc>Z|UTC|GMT|UT))$")
 
@@ -148,7 +145,7 @@ def _zone_offsets(zones: pa.Array, local_micros: np.ndarray, valid: np.ndarray) 
 _CAST_DATE = r"(?s)^(?P<sign>[+-]?)(?P<y>\d{4,7})(?:-(?P<mo>\d{1,2})(?:-(?P<d>\d{1,2})(?:[ T].*)?)?)?$"
 _CAST_TIMESTAMP = (
     r"(?s)^(?P<sign>[+-]?)(?P<y>\d{4,6})(?:-(?P<mo>\d{1,2})(?:-(?P<d>\d{1,2})"
-    r"(?:[ T](?:(?P<h>\d{1,2})(?::(?P<mi>\d{1,2})(?::(?P<s>\d{1,2})(?:\.(?P<f>\d*))?)?)?)?(?P<z>.*))?)?)?$"
+    r"(?:[ T](?P<h>\d{1,2})(?::(?P<mi>\d{1,2})(?::(?P<s>\d{1,2})(?:\.(?P<f>\d*))?)?)?(?P<z>.*))?)?)?$"
 )
 _CAST_TIME_ONLY = (r"(?s)^T?(?P<h>\d{1,2}):(?P<mi>\d{1,2})(?::(?P<s>\d{1,2})(?:\.(?P<f>\d*))?)?(?P<z>.*)$")
 

@@ -6,6 +6,7 @@ column is needed.
 """
 from __future__ import annotations
 
+import decimal
 from typing import Union
 
 import numpy as np
@@ -106,9 +107,27 @@ def filter_batch(batch: pa.RecordBatch, condition: Expr) -> pa.RecordBatch:
 def _compare(op: str, left: Value, right: Value) -> Value:
     if op == "<=>":
         both_null = pc.and_(pc.is_null(left), pc.is_null(right))
-        eq = pc.fill_null(pc.equal(left, right), False)
+        eq = pc.fill_null(_compare("=", left, right), False)
         return pc.or_(both_null, eq)
+    if pa.types.is_floating(left.type) or pa.types.is_floating(right.type):
+        return _compare_floats(op, left, right)
     return _COMPARE[op](left, right)
+
+
+def _compare_floats(op: str, left: Value, right: Value) -> Value:
+    """Spark's order of doubles: NaN equals NaN and is greater than every other value, +Infinity included."""
+    left_nan, right_nan = pc.is_nan(left), pc.is_nan(right)
+    if op == "=":
+        with_nan = pc.and_(left_nan, right_nan)
+    elif op == "<":
+        with_nan = pc.and_(pc.invert(left_nan), right_nan)
+    elif op == "<=":
+        with_nan = right_nan
+    elif op == ">":
+        with_nan = pc.and_(left_nan, pc.invert(right_nan))
+    else:
+        with_nan = left_nan
+    return pc.if_else(pc.or_(left_nan, right_nan), with_nan, _COMPARE[op](left, right))
 
 
 def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
@@ -121,27 +140,46 @@ def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
     elif op == "*":
         result = pc.multiply(left, right)
     elif op == "/":
-        result = _null_if_zero_divisor(pc.divide, left, right)
+        divide = _decimal_divide if pa.types.is_decimal(left.type) else pc.divide
+        result = _null_if_zero_divisor(divide, left, right)
     else:
         result = _remainder(left, right)
     arrow_type = out_type.to_arrow()
     if result.type != arrow_type:
+        if pa.types.is_decimal(arrow_type) and pa.types.is_floating(result.type):
+            result = pc.round(result, arrow_type.scale)
         result = result.cast(arrow_type, safe=False)
     return result
 
 
 def _null_if_zero_divisor(fn, left: Value, right: Value) -> Value:
     """Spark (non-ANSI) returns null for x / 0 and x % 0 instead of raising or infinity."""
-    zero = pc.equal(right, pa.scalar(0, right.type) if not pa.types.is_decimal(right.type) else pa.scalar(0).cast(right.type))
+    zero = pc.equal(right, _typed_number(0, right.type))
     if isinstance(zero, pa.Scalar):
         if zero.as_py():
             length = len(left) if not isinstance(left, pa.Scalar) else None
             out_type = fn(pa.array([1], left.type), pa.array([1], right.type)).type
             return pa.nulls(length, out_type) if length is not None else pa.scalar(None, out_type)
         return fn(left, right)
-    safe_right = pc.if_else(zero, pa.scalar(1).cast(right.type), right)
+    safe_right = pc.if_else(zero, _typed_number(1, right.type), right)
     result = fn(left, safe_right)
     return pc.if_else(zero, pa.scalar(None, result.type), result)
+
+
+def _typed_number(value: int, t: pa.DataType) -> pa.Scalar:
+    """`value` as a scalar of type `t`; for a decimal, the nearest non-zero value it can hold when 1 does not fit."""
+    if pa.types.is_decimal(t):
+        unit = decimal.Decimal(value).scaleb(-t.scale) if value else decimal.Decimal(0)
+        return pa.scalar(unit, type=t)
+    return pa.scalar(value, type=t)
+
+
+def _decimal_divide(left: Value, right: Value) -> Value:
+    """Decimal division through float64, rounded to the result scale by the caller's cast.
+
+    Exact to about 15 significant digits, which Spark's decimal(38, s) results rarely exceed in practice.
+    """
+    return pc.divide(pc.cast(left, pa.float64()), pc.cast(right, pa.float64()))
 
 
 def _remainder(left: Value, right: Value) -> Value:
@@ -151,7 +189,8 @@ def _remainder(left: Value, right: Value) -> Value:
         def fmod(a: Value, b: Value) -> Value:
             n = len(a) if not isinstance(a, pa.Scalar) else len(b)
             an, bn = as_array(a, n), as_array(b, n)
-            res = np.fmod(an.to_numpy(zero_copy_only=False), bn.to_numpy(zero_copy_only=False))
+            with np.errstate(invalid="ignore"):  # fmod(inf, y) is NaN, as Java's %: not worth a warning
+                res = np.fmod(an.to_numpy(zero_copy_only=False), bn.to_numpy(zero_copy_only=False))
             return _mask_like(pa.array(res, type=t), an, bn)
 
         if isinstance(left, pa.Scalar) and isinstance(right, pa.Scalar):
@@ -174,7 +213,11 @@ def _mask_like(values: pa.Array, *inputs: pa.Array) -> pa.Array:
 
 
 def _in(expr: In, batch: pa.RecordBatch) -> Value:
+    if not expr.values:
+        return pa.scalar(False)  # Spark: `x IN ()` is false, even where x is null
     child = evaluate(expr.child, batch)
+    if not expr.values:
+        return pa.scalar(False)  # `x IN ()` is false, even for a null x
     if all(isinstance(v, Literal) for v in expr.values):
         values = [v.value for v in expr.values]
         non_null = [v for v in values if v is not None]
@@ -187,7 +230,7 @@ def _in(expr: In, batch: pa.RecordBatch) -> Value:
         return found
     result: Value | None = None
     for v in expr.values:
-        eq = pc.equal(child, evaluate(v, batch))
+        eq = _compare("=", child, evaluate(v, batch))
         result = eq if result is None else pc.or_kleene(result, eq)
     return result
 

@@ -58,11 +58,14 @@ def hash_array(arr: pa.Array) -> np.ndarray:
     elif pa.types.is_floating(t):
         vals = arr.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
         vals = np.where(vals == 0.0, 0.0, vals)  # -0.0 and 0.0 are equal, so hash alike
+        vals = np.where(np.isnan(vals), np.nan, vals)  # so are NaNs of any sign or payload (Spark groups them)
         hashed = _splitmix(vals.view(np.uint64))
     elif pa.types.is_decimal(t):
         hashed = hash_array(pc.cast(arr, pa.string()))
     elif pa.types.is_date(t) or pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_duration(t):
-        hashed = _splitmix(arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False).view(np.uint64))
+        # date32 casts to int32 only; a view as the integer of the same width works for every temporal type
+        ints = arr.view(pa.int32() if t.bit_width == 32 else pa.int64()).cast(pa.int64())
+        hashed = _splitmix(ints.fill_null(0).to_numpy(zero_copy_only=False).view(np.uint64))
     elif pa.types.is_integer(t):
         hashed = _splitmix(arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False).view(np.uint64))
     elif pa.types.is_null(t):
@@ -72,6 +75,19 @@ def hash_array(arr: pa.Array) -> np.ndarray:
     if arr.null_count:
         hashed = np.where(arr.is_null().to_numpy(zero_copy_only=False), _NULL_HASH, hashed)
     return hashed
+
+
+def canonical_floats(arr: pa.Array) -> pa.Array:
+    """-0.0 as 0.0 and every NaN as one NaN, as Spark normalises grouping and join keys.
+
+    Kernels that compare keys bit for bit (Acero's hash join and group-by) then agree with
+    Spark, where `-0.0 = 0.0` and all NaNs are one value. Other types pass through.
+    """
+    if not pa.types.is_floating(arr.type):
+        return arr
+    zero = pa.scalar(0.0, arr.type)
+    arr = pc.if_else(pc.equal(arr, zero), zero, arr)
+    return pc.if_else(pc.is_nan(arr), pa.scalar(float("nan"), arr.type), arr)
 
 
 def hash_columns(columns: list[pa.Array]) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 Matching runs Acero's hash join over (keys, row id) only; every join type, and any
 non-equality residual condition, is then assembled from the matched index pairs. Null
-keys never match (SQL semantics), which Acero's hash join already guarantees.
+keys never match (SQL semantics), which Acero's hash join already guarantees; float keys
+are canonicalised first, so NaN matches NaN and -0.0 matches 0.0 as in Spark.
 """
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pyarrow.compute as pc
 
+from quiver.engine import types as T
 from quiver.engine.expressions import AttributeRef, Expr
 from quiver.executors.evaluate import evaluate, evaluate_array
+from quiver.executors.hashing import canonical_floats
 
 PAIR_CHUNK = 1 << 20
 
@@ -52,7 +55,8 @@ def _key_matches(left: pa.Table, right: pa.Table, lk: tuple[Expr, ...], rk: tupl
     for i in range(len(lk)):
         a, b = lcols[f"k{i}"], rcols[f"r{i}"]
         if a.type != b.type:
-            rcols[f"r{i}"] = b.cast(a.type)
+            b = b.cast(a.type)
+        lcols[f"k{i}"], rcols[f"r{i}"] = canonical_floats(a), canonical_floats(b)
     lcols["__l"] = pa.array(np.arange(left.num_rows, dtype=np.int64))
     rcols["__r"] = pa.array(np.arange(right.num_rows, dtype=np.int64))
     ltab, rtab = pa.table(lcols), pa.table(rcols)
@@ -105,7 +109,7 @@ def stream_hash_join(
     build, build_names = _with_keys(build.combine_chunks(), build_keys, "__bk")
     schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in probe_attrs])
     computed = [(i, e) for i, e in enumerate(probe_keys)
-                if not (isinstance(e, AttributeRef) and e.internal_name in schema.names)]
+                if not (isinstance(e, AttributeRef) and e.internal_name in schema.names) or _is_float(e)]
     probe_names = [e.internal_name if not any(i == j for j, _ in computed) else f"__pk{i}"
                    for i, e in enumerate(probe_keys)]
     for i, e in computed:
@@ -120,7 +124,7 @@ def stream_hash_join(
             if b.num_rows == 0:
                 continue
             arrays = [b.column(a.internal_name) for a in probe_attrs]
-            arrays += [evaluate_array(e, b) for _, e in computed]
+            arrays += [canonical_floats(evaluate_array(e, b)) for _, e in computed]
             yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     source = acero.Declaration("record_batch_reader_source", acero.RecordBatchReaderSourceNodeOptions(
@@ -137,18 +141,25 @@ def stream_hash_join(
 
 
 def _with_keys(table: pa.Table, keys: tuple[Expr, ...], prefix: str) -> tuple[pa.Table, list[str]]:
-    """Key columns by name: an attribute's own column, or an evaluated expression appended."""
+    """Key columns by name: an attribute's own column, or an evaluated expression appended.
+
+    Float keys are always appended canonicalised, since Acero matches keys bit for bit.
+    """
     names = []
     batch = None
     for i, e in enumerate(keys):
-        if isinstance(e, AttributeRef) and e.internal_name in table.column_names:
+        if isinstance(e, AttributeRef) and e.internal_name in table.column_names and not _is_float(e):
             names.append(e.internal_name)
             continue
         batch = batch if batch is not None else _as_batch(table)
         name = f"{prefix}{i}"
-        table = table.append_column(name, evaluate_array(e, batch))
+        table = table.append_column(name, canonical_floats(evaluate_array(e, batch)))
         names.append(name)
     return table, names
+
+
+def _is_float(e: Expr) -> bool:
+    return isinstance(e.dtype, (T.FloatType, T.DoubleType))
 
 
 def _as_batch(table: pa.Table) -> pa.RecordBatch:

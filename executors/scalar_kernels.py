@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
 from quiver.executors import datetime_format as dtf
-from quiver.executors.cast import cast_array
+from quiver.executors.cast import cast_array, round_decimal
 
 Value = pa.Array | pa.Scalar
 Kernel = Callable[[Sequence[Value], T.DataType], Value]
@@ -94,9 +94,13 @@ def _per_constant(data: list[pa.Array], params: list[Value], apply: Callable[[li
     Arrow kernels take patterns and widths as constants; when a query passes a column
     there, rows are grouped by its distinct values so each group is still vectorised.
     """
+    length = _length_of(list(data) + list(params))
+    data = [_as_array(d, length) for d in data]
     if all(isinstance(p, pa.Scalar) for p in params):
-        return apply(data, [p.as_py() for p in params])
-    length = len(data[0]) if data else _length_of(params)
+        consts = [p.as_py() for p in params]
+        if any(v is None for v in consts):
+            return pa.nulls(length, out_type)
+        return apply(data, consts)
     columns = {f"p{i}": _as_array(p, length) for i, p in enumerate(params)}
     distinct = pa.table(columns).group_by(list(columns), use_threads=False).aggregate([]).to_pylist()
     out = pa.nulls(length, out_type)
@@ -133,9 +137,14 @@ def _chars_before(strings: pa.Array, byte_index: np.ndarray) -> np.ndarray:
 
 # Characters whose upper/lower/title case is not one code point (ß -> SS) or depends on
 # context (final sigma): Arrow's utf8proc maps them one-to-one, Java and Python do not.
-_SPECIAL_UPPER = "[ßŉǰΐΰևẖ-ẚὐὒὔὖᾀ-ᾯᾲ-ᾴᾶᾷᾼῂ-ῄῆῇῌῒΐῖῗῢ-ΰῤῦῧῲ-ῴῶῷῼﬀ-ﬆﬓ-ﬗ]"
-_SPECIAL_LOWER = "[İΣ]"
-_SPECIAL_TITLE = "[ßŉǰΐΰևẖ-ẚὐὒὔὖᾀ-ᾯᾲ-ᾴᾶᾷᾼῂ-ῄῆῇῌῒΐῖῗῢ-ΰῤῦῧῲ-ῴῶῷῼﬀ-ﬆﬓ-ﬗǄ-ǌǱ-ǳİΣ]"
+_SPECIAL_UPPER = (
+    r"[\x{00DF}\x{0149}\x{01F0}\x{0390}\x{03B0}\x{0587}\x{1E96}-\x{1E9A}\x{1F50}\x{1F52}\x{1F54}\x{1F56}"
+    r"\x{1F80}-\x{1FAF}\x{1FB2}-\x{1FB4}\x{1FB6}\x{1FB7}\x{1FBC}\x{1FC2}-\x{1FC4}\x{1FC6}\x{1FC7}\x{1FCC}"
+    r"\x{1FD2}\x{1FD3}\x{1FD6}\x{1FD7}\x{1FE2}-\x{1FE4}\x{1FE6}\x{1FE7}\x{1FF2}-\x{1FF4}\x{1FF6}\x{1FF7}"
+    r"\x{1FFC}\x{FB00}-\x{FB06}\x{FB13}-\x{FB17}]"
+)
+_SPECIAL_LOWER = r"[\x{0130}\x{03A3}]"
+_SPECIAL_TITLE = _SPECIAL_UPPER[:-1] + r"\x{01C4}-\x{01CC}\x{01F1}-\x{01F3}\x{0130}\x{03A3}]"
 
 
 def _case_map(strings: pa.Array, arrow_fn: Callable[[pa.Array], pa.Array], python_fn: Callable[[str], str],
@@ -158,7 +167,7 @@ def _lower(strings: pa.Array) -> pa.Array:
 
 
 def _python_initcap(text: str) -> str:
-    return " ".join(w[:1].title() + w[1:] for w in text.lower().split(" "))
+    return " ".join(w[:1].title() + w[1:].lower() for w in text.split(" "))
 
 
 @kernel("upper", "ucase")
@@ -175,9 +184,9 @@ def lower(args: list[Value], rt: T.DataType) -> Value:
 
 @kernel("initcap")
 def initcap(args: list[Value], rt: T.DataType) -> Value:
-    """Lower-case, then capitalise each word; words are split on ' ' only, as Spark does."""
+    """Title-case each word's first character and lower-case the rest; words split on ' ' only, as Spark."""
     strings = args[0]
-    words = pc.split_pattern(pc.utf8_lower(strings), " ")
+    words = pc.split_pattern(strings, " ")
     titled = pc.utf8_capitalize(pc.list_flatten(words))
     rebuilt = pa.ListArray.from_arrays(_offsets(words), titled, mask=words.is_null())
     out = pc.binary_join(rebuilt, " ")
@@ -191,6 +200,12 @@ def initcap(args: list[Value], rt: T.DataType) -> Value:
 def _offsets(lists: pa.Array) -> pa.Array:
     """Offsets of a list array, rebased to start at 0 (for rebuilding it over new values)."""
     return pc.subtract(lists.offsets, lists.offsets[0])
+
+
+def _values(lists: pa.Array) -> pa.Array:
+    """The values spanned by a (possibly sliced) list array, aligned with `_offsets`."""
+    start = lists.offsets[0].as_py()
+    return lists.values.slice(start, lists.offsets[-1].as_py() - start)
 
 
 # ---------------------------------------------------------------- trimming, length, slicing
@@ -237,8 +252,8 @@ def ascii_(args: list[Value], rt: T.DataType) -> Value:
     strings = args[0].cast(pa.string())
     offsets, data = _utf8_buffers(strings)
     start, end = offsets[:-1], offsets[1:]
-    padded = np.concatenate([data, np.zeros(4, np.uint8)]).astype(np.int64)
-    b0, b1, b2, b3 = (padded[start + k] for k in range(4))
+    padded = np.concatenate([data, np.zeros(4, np.uint8)])
+    b0, b1, b2, b3 = (padded[start + k].astype(np.int64) for k in range(4))
     code = np.where(b0 < 0x80, b0,
            np.where(b0 < 0xE0, ((b0 & 0x1F) << 6) | (b1 & 0x3F),
            np.where(b0 < 0xF0, ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F),
@@ -586,10 +601,11 @@ def reverse(args: list[Value], rt: T.DataType) -> Value:
     if not pa.types.is_list(value.type):
         return pc.utf8_reverse(value)
     offsets = _offsets(value).to_numpy()
-    parents = pc.list_parent_indices(value).to_numpy(zero_copy_only=False)
+    lengths = np.diff(offsets)
+    parents = np.repeat(np.arange(len(value)), lengths)
     positions = np.arange(len(parents))
     order = offsets[parents] + offsets[parents + 1] - 1 - positions
-    values = pc.take(pc.list_flatten(value), pa.array(order.astype(np.int64)))
+    values = pc.take(_values(value), pa.array(order.astype(np.int64)))
     return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values, type=value.type, mask=value.is_null())
 
 
@@ -763,9 +779,9 @@ def _unary_math(fn: Callable[[Value], Value], name: str, domain: Callable[[Value
         x = _double(args[0])
         out = fn(x)
         if domain is not None:
-            out = _mask_null(out, pc.invert(domain(x)))
+            out = _mask_null(out, domain(x))
         return out
-    run.__doc__ = f"{name}, on doubles" + (" (null outside its domain, as Spark)" if domain else "")
+    run.__doc__ = f"{name}, on doubles" + (" (null where Spark's domain check fails)" if domain else "")
     return run
 
 
@@ -777,18 +793,18 @@ def _numpy_math(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[pa.Array], 
     return run
 
 
-def _positive(x: Value) -> Value:
-    return pc.greater(x, 0.0)
+def _not_positive(x: Value) -> Value:
+    return pc.less_equal(x, 0.0)
 
 
 kernel("sqrt")(_unary_math(pc.sqrt, "sqrt"))
 kernel("cbrt")(_unary_math(_numpy_math(np.cbrt), "cbrt"))
 kernel("exp")(_unary_math(pc.exp, "exp"))
 kernel("expm1")(_unary_math(_numpy_math(np.expm1), "expm1"))
-kernel("ln")(_unary_math(pc.ln, "ln", _positive))
-kernel("log10")(_unary_math(pc.log10, "log10", _positive))
-kernel("log2")(_unary_math(pc.log2, "log2", _positive))
-kernel("log1p")(_unary_math(pc.log1p, "log1p", lambda x: pc.greater(x, -1.0)))
+kernel("ln")(_unary_math(pc.ln, "ln", _not_positive))
+kernel("log10")(_unary_math(pc.log10, "log10", _not_positive))
+kernel("log2")(_unary_math(pc.log2, "log2", _not_positive))
+kernel("log1p")(_unary_math(pc.log1p, "log1p", lambda x: pc.less_equal(x, -1.0)))
 kernel("sin")(_unary_math(pc.sin, "sin"))
 kernel("cos")(_unary_math(pc.cos, "cos"))
 kernel("tan")(_unary_math(pc.tan, "tan"))
@@ -807,10 +823,10 @@ def log(args: list[Value], rt: T.DataType) -> Value:
     """log(x) is ln(x); log(base, x) = ln(x) / ln(base); null when base or x <= 0."""
     if len(args) == 1:
         x = _double(args[0])
-        return _mask_null(pc.ln(x), pc.invert(_positive(x)))
+        return _mask_null(pc.ln(x), _not_positive(x))
     base, x = _double(args[0]), _double(args[1])
     out = pc.divide(pc.ln(x), pc.ln(base))
-    return _mask_null(out, pc.or_(pc.invert(_positive(x)), pc.invert(_positive(base))))
+    return _mask_null(out, pc.or_(_not_positive(x), _not_positive(base)))
 
 
 @kernel("pow", "power", data="all")
@@ -825,12 +841,18 @@ def power(args: list[Value], rt: T.DataType) -> Value:
 
 @kernel("atan2", data="all")
 def atan2(args: list[Value], rt: T.DataType) -> Value:
-    return pc.atan2(_double(args[0]), _double(args[1]))
+    """atan2(y, x); like Spark, -0.0 arguments count as 0.0."""
+    return pc.atan2(pc.add(_double(args[0]), 0.0), pc.add(_double(args[1]), 0.0))
 
 
 @kernel("hypot", data="all")
 def hypot(args: list[Value], rt: T.DataType) -> Value:
-    return pc.sqrt(pc.add(pc.multiply(_double(args[0]), _double(args[0])), pc.multiply(_double(args[1]), _double(args[1]))))
+    """sqrt(a^2 + b^2) without intermediate overflow, as Java's Math.hypot."""
+    length = _length_of(args)
+    a, b = (_double(_as_array(x, length)) for x in args)
+    values = np.hypot(a.fill_null(0.0).to_numpy(zero_copy_only=False), b.fill_null(0.0).to_numpy(zero_copy_only=False))
+    mask = a.is_null().to_numpy(zero_copy_only=False) | b.is_null().to_numpy(zero_copy_only=False)
+    return pa.array(values, pa.float64(), mask=mask)
 
 
 @kernel("signum", "sign")
@@ -889,9 +911,10 @@ def _round(args: list[Value], rt: T.DataType, half_even: bool, function: str) ->
         src = T.from_arrow(x.type)
         decimal = x if isinstance(src, T.DecimalType) else cast_array(x, T.DecimalType(38, 18))
         wide = decimal.cast(pa.decimal256(min(76, decimal.type.precision + 1), decimal.type.scale))
+        mode = "half_to_even" if half_even else "half_towards_infinity"
         if scale < decimal.type.scale:
-            wide = pc.round(wide, ndigits=scale, round_mode="half_to_even" if half_even else "half_towards_infinity")
-        return cast_array(wide.cast(pa.decimal128(min(38, wide.type.precision), wide.type.scale), safe=False), rt)
+            wide = pc.round(wide, ndigits=scale, round_mode=mode)
+        return round_decimal(wide, rt, mode)
     if isinstance(rt, T.IntegralType):
         return _round_integral(x, rt, scale, half_even)
     values = x.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
@@ -945,10 +968,10 @@ def _floor_ceil(args: list[Value], rt: T.DataType, up: bool, function: str) -> V
         wide = decimal.cast(pa.decimal256(min(76, decimal.type.precision + 1), decimal.type.scale))
         if scale < decimal.type.scale:
             wide = pc.round(wide, ndigits=scale, round_mode="up" if up else "down")
-        return cast_array(wide.cast(pa.decimal128(min(38, wide.type.precision), wide.type.scale), safe=False), rt)
+        return round_decimal(wide, rt, "up" if up else "down")
     if isinstance(rt, T.DecimalType):
-        wide = x.cast(pa.decimal128(min(38, x.type.precision + 1), x.type.scale))
-        return cast_array(pc.ceil(wide) if up else pc.floor(wide), rt)
+        wide = x.cast(pa.decimal256(x.type.precision + 1, x.type.scale))
+        return round_decimal(pc.ceil(wide) if up else pc.floor(wide), rt, "up" if up else "down")
     if pa.types.is_integer(x.type):
         return x.cast(pa.int64())
     return cast_array(pc.ceil(x) if up else pc.floor(x), T.LongType())
@@ -1148,8 +1171,10 @@ def date_format(args: list[Value], rt: T.DataType) -> Value:
 
 
 def _epoch_seconds(timestamps: pa.Array) -> pa.Array:
+    """Whole seconds since the epoch, truncated toward zero as Spark's unix_timestamp does."""
     micros = timestamps.cast(pa.int64())
-    values = np.floor_divide(micros.fill_null(0).to_numpy(zero_copy_only=False), dtf.MICROS_PER_SECOND)
+    values = micros.fill_null(0).to_numpy(zero_copy_only=False)
+    values = np.sign(values) * (np.abs(values) // dtf.MICROS_PER_SECOND)
     return pa.array(values, pa.int64(), mask=micros.is_null().to_numpy(zero_copy_only=False))
 
 
@@ -1256,6 +1281,27 @@ def array_contains(args: list[Value], rt: T.DataType) -> Value:
     return pa.array(found, pa.bool_(), mask=mask)
 
 
+@kernel("sort_array")
+def sort_array(args: list[Value], rt: T.DataType) -> Value:
+    """Each array sorted: ascending with nulls first and NaN last, or the exact reverse of that."""
+    lists = args[0]
+    ascending = True if len(args) < 2 else _constant(args[1], "sort_array", "ascending flag")
+    if ascending is None:
+        return _all_null(len(lists), rt)
+    offsets = _offsets(lists).to_numpy()
+    values = _values(lists)
+    parents = np.repeat(np.arange(len(lists)), np.diff(offsets))
+    keys = {"parent": pa.array(parents)}
+    if pa.types.is_floating(values.type):
+        # Arrow sorts NaN next to nulls; Spark counts it above every number
+        keys["nan"] = pc.is_nan(values)
+    keys["value"] = values
+    order = pc.sort_indices(pa.table(keys), sort_keys=[(k, "ascending", "at_start") for k in keys])
+    ordered = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pc.take(values, order),
+                                       type=lists.type, mask=lists.is_null())
+    return ordered if ascending else KERNELS["reverse"]([ordered], rt)
+
+
 @kernel("get_field")
 def get_field(args: list[Value], rt: T.DataType) -> Value:
     """A struct's field by name (exact, then case-insensitive), or a map's value by key."""
@@ -1274,17 +1320,16 @@ def element_at_index(args: list[Value], rt: T.DataType) -> Value:
     """arr[i] (0-based, null when out of range) or map[key]."""
     value = args[0]
     key = _constant(args[1], "element_at_index", "index or key")
+    if key is None:
+        return _all_null(len(value), rt)
     if pa.types.is_map(value.type):
         return pc.map_lookup(value, pa.scalar(key, value.type.key_type), "first")
     offsets = _offsets(value).to_numpy()
-    lengths = np.diff(offsets)
-    inside = (key is not None) and np.ones(len(value), bool) & (0 <= key) & (key < lengths)
-    positions = np.where(inside, offsets[:-1] + (key or 0), 0)
-    values = pc.list_flatten(value)
+    inside = (key >= 0) & (key < np.diff(offsets)) & value.is_valid().to_numpy(zero_copy_only=False)
+    values = _values(value)
     if len(values) == 0:
         return _all_null(len(value), rt)
-    taken = pc.take(values, pa.array(positions.astype(np.int64)))
-    return _mask_null(taken, np.asarray(~inside | value.is_null().to_numpy(zero_copy_only=False)))
-
+    positions = np.where(inside, offsets[:-1] + key, 0)
+    return _mask_null(pc.take(values, pa.array(positions.astype(np.int64))), ~inside)
 
 del _name, _fn

@@ -1,7 +1,8 @@
 """Sorting with Spark's per-key null placement, on Arrow tables.
 
 Arrow's sort has one null placement for all keys; Spark has one per key. Each key gets
-an auxiliary boolean "is null" key in front of it, sorted so nulls land where asked.
+an auxiliary boolean "is null" key in front of it, sorted so nulls land where asked; a
+float key with NaNs gets an "is NaN" key too, since Spark sorts NaN above every value.
 """
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ def sort_keys_table(columns: list[pa.Array], orders: tuple[SortOrder, ...]) -> t
             names.append(f"n{i}")
             arrays.append(pc.is_null(col))
             keys.append((f"n{i}", "descending" if order.effective_nulls_first else "ascending"))
+        if pa.types.is_floating(col.type) and pc.any(pc.is_nan(col)).as_py():
+            # Spark's NaN is greater than every double; Arrow puts it last in either direction
+            names.append(f"nan{i}")
+            arrays.append(pc.fill_null(pc.is_nan(col), False))
+            keys.append((f"nan{i}", "ascending" if order.ascending else "descending"))
         names.append(f"v{i}")
         arrays.append(col)
         keys.append((f"v{i}", "ascending" if order.ascending else "descending"))

@@ -49,7 +49,7 @@ def _batch(table: pa.Table) -> pa.RecordBatch:
 
 
 def _changes(keys: list[pa.Array], n: int) -> np.ndarray:
-    """True where a row starts a new run of equal keys (null equals null here)."""
+    """True where a row starts a new run of equal keys (null equals null, NaN equals NaN here)."""
     new = np.zeros(n, dtype=bool)
     if n:
         new[0] = True
@@ -58,6 +58,9 @@ def _changes(keys: list[pa.Array], n: int) -> np.ndarray:
             break
         a, b = k.slice(1), k.slice(0, n - 1)
         differ = pc.fill_null(pc.not_equal(a, b), False)
+        if pa.types.is_floating(k.type):
+            # Spark groups every NaN together: NaN is a peer of NaN, not a new run.
+            differ = pc.and_(differ, pc.invert(pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False)))
         null_mismatch = pc.xor(pc.is_null(a), pc.is_null(b))
         new[1:] |= pc.or_(differ, null_mismatch).to_numpy(zero_copy_only=False)
     return new
@@ -186,8 +189,7 @@ def _framed_aggregate(fn: AggregateFunction, batch: pa.RecordBatch, lo: np.ndarr
     if name in ("sum", "avg"):
         numeric = values.cast(pa.float64() if not pa.types.is_integer(values.type) else pa.int64())
         raw = numeric.fill_null(0).to_numpy(zero_copy_only=False)
-        prefix = np.concatenate([[0], _segment_cumsum(raw, f)])
-        total = np.where(empty, 0, prefix[hi_c + 1] - prefix[lo_c])
+        total = _frame_sums(raw, lo_c, hi_c, empty, f)
         if name == "sum":
             result = pa.array(total, mask=n_valid == 0)
             return result.cast(out_type)
@@ -201,6 +203,27 @@ def _framed_aggregate(fn: AggregateFunction, batch: pa.RecordBatch, lo: np.ndarr
         taken = values.take(pa.array(pick))
         return pc.if_else(pa.array(empty), pa.scalar(None, values.type), taken).cast(out_type)
     raise QuiverError(f"aggregate {name} is not supported over a window frame; supported: count, sum, avg, min, max, first, last")
+
+
+def _frame_sums(raw: np.ndarray, lo: np.ndarray, hi: np.ndarray, empty: np.ndarray, f: _Frames) -> np.ndarray:
+    """Sum of raw[lo..hi] for each row's frame, from prefix sums.
+
+    Infinities and NaNs are counted apart rather than summed: in a prefix difference they
+    would spread to every later frame (inf - inf), not only to the frames that hold them.
+    """
+    if raw.dtype.kind != "f":
+        return _prefix_difference(raw, lo, hi, empty, f)
+    total = _prefix_difference(np.where(np.isfinite(raw), raw, 0.0), lo, hi, empty, f)
+    nans, pos, neg = (_prefix_difference(m.astype(np.int64), lo, hi, empty, f) > 0
+                      for m in (np.isnan(raw), raw == np.inf, raw == -np.inf))
+    total = np.where(pos, np.inf, np.where(neg, -np.inf, total))
+    return np.where(nans | (pos & neg), np.nan, total)
+
+
+def _prefix_difference(raw: np.ndarray, lo: np.ndarray, hi: np.ndarray, empty: np.ndarray, f: _Frames) -> np.ndarray:
+    running = _segment_cumsum(raw, f)
+    before = np.where(lo > f.start, running[np.maximum(lo - 1, 0)], 0)
+    return np.where(empty, 0, running[hi] - before)
 
 
 def _segment_cumsum(raw: np.ndarray, f: _Frames) -> np.ndarray:

@@ -51,6 +51,14 @@ class SinglePartition:
 
 
 @dataclass(frozen=True)
+class RoundRobinPartitioning:
+    num_partitions: int
+
+    def describe(self) -> str:
+        return f"RoundRobinPartitioning({self.num_partitions})"
+
+
+@dataclass(frozen=True)
 class BroadcastPartitioning:
     num_partitions: int = 1
 
@@ -58,7 +66,7 @@ class BroadcastPartitioning:
         return "BroadcastPartitioning"
 
 
-Partitioning = HashPartitioning | RangePartitioning | SinglePartition | BroadcastPartitioning
+Partitioning = HashPartitioning | RangePartitioning | RoundRobinPartitioning | SinglePartition | BroadcastPartitioning
 
 
 # ---------------------------------------------------------------- physical nodes
@@ -121,7 +129,7 @@ def transform_physical(plan: PhysicalPlan, fn: Callable[[PhysicalPlan], Physical
 
 
 def _cols(attrs: tuple[AttributeRef, ...]) -> str:
-    return ", ".join(a.internal_name for a in attrs)
+    return ", ".join(a.display_name for a in attrs)
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,7 +238,7 @@ def _named(e: Expr) -> str:
     if isinstance(e, Alias):
         return f"{e.child.sql()} AS {e.name}#{e.expr_id}"
     if isinstance(e, AttributeRef):
-        return e.internal_name
+        return e.display_name
     return e.sql()
 
 
@@ -256,7 +264,7 @@ class HashAggregateExec(PhysicalPlan):
         return tuple(a for _, a in self.keys) + tuple(c.result for c in self.calls)
 
     def node_string(self) -> str:
-        keys = ", ".join(a.internal_name for _, a in self.keys)
+        keys = ", ".join(a.display_name for _, a in self.keys)
         fns = ", ".join(f"{c.function.sql()}" for c in self.calls)
         return f"HashAggregate({self.mode}) keys=[{keys}] functions=[{fns}]"
 
@@ -363,6 +371,21 @@ class LimitExec(PhysicalPlan):
 
     def node_string(self) -> str:
         return f"Limit {self.n}"
+
+
+@dataclass(frozen=True)
+class CoalesceExec(PhysicalPlan):
+    """Fewer partitions without a shuffle: output partition p reads a contiguous run of input partitions."""
+
+    child: PhysicalPlan
+    partitions: int
+
+    @property
+    def num_partitions(self) -> int:
+        return min(self.partitions, self.child.num_partitions)
+
+    def node_string(self) -> str:
+        return f"Coalesce {self.partitions}"
 
 
 @dataclass(frozen=True)
@@ -496,6 +519,8 @@ class _Planner:
             part: Any = (HashPartitioning(node.partition_by, self.conf.shuffle_partitions)
                          if node.partition_by else SinglePartition())
             return WindowExec(self._exchange(child, part), node.window_exprs, node.partition_by, node.order_by)
+        if isinstance(node, L.Repartition):
+            return self._repartition(node)
         if isinstance(node, L.Union):
             return UnionExec(tuple(self.plan(c) for c in node.inputs), node.output)
         raise QuiverError(f"no physical plan for logical node {type(node).__name__}")
@@ -585,6 +610,17 @@ class _Planner:
         n = self.conf.shuffle_partitions
         part: Any = RangePartitioning(node.orders, n) if n > 1 else SinglePartition()
         return SortExec(ExchangeExec(child, part), node.orders)
+
+    def _repartition(self, node: L.Repartition) -> PhysicalPlan:
+        child = self.plan(node.child)
+        n = node.num_partitions or self.conf.shuffle_partitions
+        if node.kind == "coalesce":
+            return CoalesceExec(child, n)
+        if node.kind == "range":
+            return ExchangeExec(child, RangePartitioning(node.keys, n))
+        if node.kind == "roundrobin":
+            return ExchangeExec(child, RoundRobinPartitioning(n))
+        return ExchangeExec(child, HashPartitioning(node.keys, n))
 
     def _limit(self, node: L.Limit) -> PhysicalPlan:
         if isinstance(node.child, L.Sort) and node.child.is_global:

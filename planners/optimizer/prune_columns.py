@@ -11,7 +11,7 @@ from dataclasses import replace
 from quiver.engine.expressions import AttributeRef
 from quiver.engine.plan import (
     Aggregate, Filter, Join, Limit, LocalRelation, LogicalPlan, Project, RangeRelation, Sort,
-    SourceScan, SubqueryAlias, Union, Window,
+    Repartition, SourceScan, SubqueryAlias, Union, Window,
 )
 from quiver.planners.statistics import row_width
 
@@ -49,6 +49,8 @@ def _prune(node: LogicalPlan, needed: set[int]) -> LogicalPlan:
         return replace(node, child=_prune(node.child, child_needs or _one(node.child)), window_exprs=kept)
     if isinstance(node, Sort):
         return replace(node, child=_prune(node.child, needed | _refs(node.orders)))
+    if isinstance(node, Repartition):
+        return replace(node, child=_prune(node.child, needed | _refs(node.keys)))
     if isinstance(node, (Limit, SubqueryAlias)):
         return node.with_children((_prune(node.children()[0], needed),))
     if isinstance(node, Join):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import pyspark_engine, quiver_engine
+from .harness import TIMINGS, pyspark_engine, quiver_engine
 
 
 def pytest_configure(config):
@@ -34,3 +34,9 @@ def quiver_api():
 def pyspark_api():
     engine = pyspark_engine()
     return engine.spark, engine.F, engine.T, engine.Window
+
+
+def pytest_terminal_summary(terminalreporter):
+    if TIMINGS:
+        spent = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in sorted(TIMINGS.items()))
+        terminalreporter.write_line(f"compat: time spent running programs: {spent}")

@@ -49,7 +49,15 @@ class Engine:
     Window: Any
 
     def run(self, program: Program) -> Any:
-        return program(self.spark, self.F, self.T, self.Window)
+        start = time.perf_counter()
+        try:
+            return program(self.spark, self.F, self.T, self.Window)
+        finally:
+            TIMINGS[self.name] = TIMINGS.get(self.name, 0.0) + time.perf_counter() - start
+
+
+TIMINGS: dict[str, float] = {}
+"""Seconds each engine spent running programs (including collect) in this process."""
 
 
 _engines: dict[str, Engine] = {}
@@ -72,8 +80,11 @@ def pyspark_engine() -> Engine:
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.memory", "2g")
             .config("spark.sql.warehouse.dir", os.path.join(_scratch_dir(), "spark-warehouse"))
+            # tiny data on 2 cores: fixed shuffle partitions, and a JVM that compiles less
+            .config("spark.sql.adaptive.enabled", "false")
             .config("spark.driver.extraJavaOptions",
-                    f"-Duser.timezone=UTC -Dderby.system.home={_scratch_dir()}")
+                    f"-Duser.timezone=UTC -Dderby.system.home={_scratch_dir()} "
+                    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
         )
         for key, value in _CONF.items():
             builder = builder.config(key, value)
@@ -114,11 +125,33 @@ def conf_shuffle_partitions(engine: Engine, n: int | None):
     if n is None:
         yield
         return
-    engine.spark.conf.set("spark.sql.shuffle.partitions", str(n))
+    engine.spark.conf.set("spark.sql.shuffle.partitions", n)
+    current = engine.spark.conf.get("spark.sql.shuffle.partitions")
+    assert current == str(n), (
+        f"{engine.name}: conf.get('spark.sql.shuffle.partitions') is {current!r} after set({n}); PySpark gives {str(n)!r}")
     try:
         yield
     finally:
-        engine.spark.conf.set("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS_DEFAULT))
+        engine.spark.conf.set("spark.sql.shuffle.partitions", SHUFFLE_PARTITIONS_DEFAULT)
+
+
+@contextlib.contextmanager
+def session_conf(engine: Engine, conf: dict[str, Any] | None):
+    """Set ``conf`` on the engine's session for the duration, then put the old values back."""
+    if not conf:
+        yield
+        return
+    previous = {key: engine.spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        engine.spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                engine.spark.conf.unset(key)
+            else:
+                engine.spark.conf.set(key, value)
 
 
 # --------------------------------------------------------------------------- values
@@ -254,13 +287,14 @@ class Result:
 
 
 def capture(engine: Engine, program: Program, sort_arrays: bool = False) -> Result:
-    df = engine.run(program)
-    assert hasattr(df, "collect") and hasattr(df, "dtypes"), (
-        f"program {program.__name__} must return a DataFrame, got {type(df).__name__}")
-    columns = list(df.columns)
-    dtypes = [tuple(d) for d in df.dtypes]
-    rows = [normalize(r, sort_arrays) for r in df.collect()]
-    return Result(engine.name, columns, dtypes, rows)
+    def run_and_collect(spark, F, T, Window):
+        df = program(spark, F, T, Window)
+        assert hasattr(df, "collect") and hasattr(df, "dtypes"), (
+            f"program {program.__name__} must return a DataFrame, got {type(df).__name__}")
+        return list(df.columns), [tuple(d) for d in df.dtypes], df.collect()
+
+    columns, dtypes, rows = engine.run(run_and_collect)
+    return Result(engine.name, columns, dtypes, [normalize(r, sort_arrays) for r in rows])
 
 
 def compare_rows(expected: Sequence[Any], actual: Sequence[Any], ordered: bool,
@@ -321,17 +355,22 @@ def _fmt_dtypes(dtypes: Iterable[tuple[str, str]]) -> str:
 
 def assert_same(program: Program, ordered: bool = False,
                 shuffle_partitions: Sequence[int] = (1, 3, 8),
-                sort_arrays: bool = False, rel_tol: float = 1e-9) -> Result:
+                sort_arrays: bool = False, rel_tol: float = 1e-9,
+                conf: dict[str, Any] | None = None) -> Result:
     """Run ``program`` on PySpark once and on Quiver once per shuffle-partition count; compare.
 
     Checks ``df.columns``, ``df.dtypes`` and ``collect()`` rows (multisets unless ``ordered``;
     floats to ``rel_tol``; NaN == NaN; Row field names). ``sort_arrays`` sorts every array
-    value before comparing (for ``collect_list``/``collect_set``). Returns PySpark's result.
+    value before comparing (for ``collect_list``/``collect_set``). ``conf`` is set on both
+    sessions while the program runs (e.g. ``{"spark.sql.ansi.enabled": False}``).
+    Returns PySpark's result.
     """
-    ref = capture(pyspark_engine(), program, sort_arrays)
+    reference = pyspark_engine()
+    with session_conf(reference, conf):
+        ref = capture(reference, program, sort_arrays)
     quiver = quiver_engine()
     for n in shuffle_partitions:
-        with conf_shuffle_partitions(quiver, n):
+        with conf_shuffle_partitions(quiver, n), session_conf(quiver, conf):
             got = capture(quiver, program, sort_arrays)
         where = f"program {program.__name__!r}, Quiver with spark.sql.shuffle.partitions={n}"
         problems = []
@@ -349,16 +388,19 @@ def assert_same(program: Program, ordered: bool = False,
 
 
 def assert_same_value(fn: Program, shuffle_partitions: Sequence[int] = (1, 3),
-                      compare: Callable[[Any, Any], str | None] | None = None) -> Any:
+                      compare: Callable[[Any, Any], str | None] | None = None,
+                      conf: dict[str, Any] | None = None) -> Any:
     """Run ``fn(spark, F, T, Window)`` (returning any plain value) on both engines; compare.
 
     The default comparison normalizes rows and compares with ``values_equal``; ``compare``
     may return a message describing the difference (or None when equal) instead.
     """
-    expected = pyspark_engine().run(fn)
+    reference = pyspark_engine()
+    with session_conf(reference, conf):
+        expected = reference.run(fn)
     quiver = quiver_engine()
     for n in shuffle_partitions:
-        with conf_shuffle_partitions(quiver, n):
+        with conf_shuffle_partitions(quiver, n), session_conf(quiver, conf):
             actual = quiver.run(fn)
         where = f"{fn.__name__!r}, Quiver with spark.sql.shuffle.partitions={n}"
         if compare is not None:
@@ -407,8 +449,8 @@ def assert_both_raise(fn: Program, quiver_exc: type[BaseException] | tuple = Exc
     ref = pyspark_engine()
     try:
         ref.run(fn)
-    except Exception:
-        pass
+    except Exception as exc:  # noqa: BLE001 - any PySpark error will do
+        ref_error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
     else:
         raise AssertionError(f"{fn.__name__}: PySpark did not raise; the test itself is wrong")
     quiver = quiver_engine()
@@ -417,7 +459,7 @@ def assert_both_raise(fn: Program, quiver_exc: type[BaseException] | tuple = Exc
 
         quiver_exc = (PySparkException, Exception)
     try:
-        quiver.run(fn)
+        returned = quiver.run(fn)
     except quiver_exc as exc:  # noqa: B030 - the caller chooses the type
         message = str(exc).lower()
         if not quiver.name.startswith("pyspark"):
@@ -425,4 +467,6 @@ def assert_both_raise(fn: Program, quiver_exc: type[BaseException] | tuple = Exc
                 assert needle.lower() in message, (
                     f"{fn.__name__}: Quiver's message does not mention {needle!r}:\n{exc}")
         return exc
-    raise AssertionError(f"{fn.__name__}: Quiver did not raise {quiver_exc}")
+    shown = repr(normalize(returned))
+    raise AssertionError(f"{fn.__name__}: PySpark raises ({ref_error}) but Quiver did not raise "
+                         f"{quiver_exc}; it returned {shown[:500]}")

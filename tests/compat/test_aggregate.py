@@ -213,3 +213,47 @@ def test_count_on_whole_frame_column_alias_default_name():
     def program(spark, F, T, Window):
         return people(spark).select(F.count("*"), F.sum("age"), F.count("age"))
     assert_same(program)
+
+
+def test_sum_of_large_ints_promotes_to_bigint():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([("a", 2_000_000_000), ("a", 2_000_000_000), ("a", 2_000_000_000), ("b", -5)],
+                                   "k string, v int")
+        return df.groupBy("k").agg(F.sum("v").alias("s"), F.avg("v").alias("a"), F.max("v").alias("m"))
+    assert_same(program)
+
+
+def test_group_by_double_key_nan_and_negative_zero():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame(
+            [(float("nan"), 1), (float("nan"), 2), (0.0, 3), (-0.0, 4), (None, 5), (1.5, 6)], "x double, v int")
+        return df.groupBy("x").agg(F.sum("v").alias("s"), F.count("*").alias("n"))
+    assert_same(program)
+
+
+def test_count_distinct_ignores_nulls_and_empty_string_is_a_value():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([("a", None), ("a", ""), ("a", "x"), ("a", "x"), ("b", None)], "k string, s string")
+        return df.groupBy("k").agg(F.countDistinct("s").alias("d"), F.count("s").alias("c"))
+    assert_same(program)
+
+
+def test_group_by_and_count_same_column():
+    def program(spark, F, T, Window):
+        return people(spark).groupBy("city").agg(F.count("city"), F.max("city").alias("mx"))
+    assert_same(program)
+
+
+def test_group_by_no_keys_count():
+    def program(spark, F, T, Window):
+        return people(spark).groupBy().count()
+    assert_same(program)
+
+
+def test_nan_is_largest_in_min_max():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame(
+            [("a", float("nan")), ("a", 1.0), ("b", float("nan")), ("c", None), ("c", -1.0), ("d", float("inf")),
+             ("d", float("nan"))], "k string, x double")
+        return df.groupBy("k").agg(F.min("x"), F.max("x"), F.sum("x"), F.countDistinct("x"))
+    assert_same(program)

@@ -98,13 +98,17 @@ def test_cast_strings_to_types():
         df = spark.createDataFrame(
             [("1", "2.5", "true", "2024-03-01", "2024-03-01 12:34:56"),
              ("-42", "1e3", "false", "1999-12-31", "1999-12-31 00:00:00"),
+             ("+7", "-0.5", "t", "2024-1-5", "2024-01-05T06:07:08"),
+             ("0", ".25", "yes", "2024-12-31", "2024-12-31 23:59:59.999"),
+             ("2147483647", "NaN", "0", "2000-02-29", "2000-02-29 00:00:00"),
+             ("-1", "Infinity", "N", "1970-01-01", "1970-01-01 00:00:00"),
              (None, None, None, None, None)],
             "i string, d string, b string, day string, ts string")
         return df.select(
             F.col("i").cast("int").alias("i"), F.col("i").cast("bigint").alias("l"),
             F.col("d").cast("double").alias("d"), F.col("b").cast("boolean").alias("b"),
             F.col("day").cast("date").alias("day"), F.col("ts").cast("timestamp").alias("ts"),
-            F.col("d").cast("decimal(10,2)").alias("dec"))
+            F.when(~F.col("d").isin("NaN", "Infinity"), F.col("d")).cast("decimal(10,2)").alias("dec"))
     assert_same(program, shuffle_partitions=(1,))
 
 
@@ -201,3 +205,40 @@ def test_date_literal_column():
     def program(spark, F, T, Window):
         return people(spark).select("id", F.lit(dt.date(2024, 1, 31)).alias("as_of"))
     assert_same(program)
+
+
+def test_cast_double_to_string_java_formatting():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame(
+            [(1e20,), (1e-5,), (123456789.0,), (12345678.0,), (0.1 + 0.2,), (1e7,), (9999999.0,), (-0.0,)], "x double")
+        # Float.toString is not shortest-repr before JDK 19 (1.23456792E8): keep floats to exact values
+        as_float = F.when(F.abs("x") < 1e8, F.col("x").cast("float").cast("string"))
+        return df.select("x", F.col("x").cast("string").alias("s"), as_float.alias("fs"))
+    assert_same(program, shuffle_partitions=(1,))
+
+
+def test_cast_padded_strings_and_timestamp_to_long():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([(" 12 ", "2024-01-01 00:00:01"), ("7", "1970-01-01 00:00:00")], "s string, ts string")
+        return df.select(F.col("s").cast("int").alias("i"),
+                         F.col("ts").cast("timestamp").cast("long").alias("epoch"),
+                         F.col("ts").cast("timestamp").cast("date").alias("d"))
+    assert_same(program, shuffle_partitions=(1,))
+
+
+def test_print_schema_after_aggregate_and_join():
+    def fn(spark, F, T, Window):
+        p = people(spark)
+        p.groupBy("city").agg(F.count("*"), F.sum("age"), F.avg("salary")).printSchema()
+        p.join(p.groupBy("dept_id").count(), "dept_id", "left").printSchema()
+    assert_same_output(fn)
+
+
+def test_decimal_arithmetic_result_types():
+    def program(spark, F, T, Window):
+        from decimal import Decimal
+        df = spark.createDataFrame([(Decimal("10.25"), Decimal("3.5"), 4)], "a decimal(10,2), b decimal(5,1), i int")
+        return df.select((F.col("a") + F.col("b")).alias("add"), (F.col("a") * F.col("b")).alias("mul"),
+                         (F.col("a") - F.col("i")).alias("sub_int"), (F.col("a") * 2).alias("mul_lit"),
+                         (F.col("a") + 1.5).alias("add_double"))
+    assert_same(program, shuffle_partitions=(1,))

@@ -201,3 +201,31 @@ def test_count_of_created_frames():
             spark.createDataFrame(pd.DataFrame({"x": range(11)})).count(),
         ]
     assert_same_value(fn)
+
+
+def test_timezone_aware_datetimes_become_utc():
+    def program(spark, F, T, Window):
+        plus2 = dt.timezone(dt.timedelta(hours=2))
+        return spark.createDataFrame(
+            [(1, dt.datetime(2024, 1, 1, 12, 0, tzinfo=plus2)), (2, dt.datetime(2024, 7, 1, 0, 30, tzinfo=dt.timezone.utc))],
+            "id int, ts timestamp")
+    assert_same(program, shuffle_partitions=(1,))
+
+
+def test_from_pandas_nullable_extension_dtypes():
+    def program(spark, F, T, Window):
+        pdf = pd.DataFrame({
+            "i": pd.array([1, None, 3], dtype="Int64"),
+            "i32": pd.array([1, 2, None], dtype="Int32"),
+            "b": pd.array([True, None, False], dtype="boolean"),
+            "s": pd.array(["a", None, "c"], dtype="string"),
+            "f": pd.array([0.5, None, 1.5], dtype="Float64"),
+        })
+        return spark.createDataFrame(pdf)
+    assert_same(program, shuffle_partitions=(1,))
+
+
+def test_from_pandas_with_list_of_names_renames():
+    def program(spark, F, T, Window):
+        return spark.createDataFrame(pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}), ["id", "label"])
+    assert_same(program, shuffle_partitions=(1,))

@@ -159,3 +159,49 @@ def test_join_with_empty_side():
         empty = depts(spark).filter(F.col("dept_id") > 1000)
         return p.join(empty, "dept_id", "left").union(p.join(empty, "dept_id", "inner"))
     assert_same(program)
+
+
+def test_join_on_list_of_column_conditions():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, "x", 10), (2, "y", 20), (2, "z", 30)], "k int, s string, v int")
+        b = spark.createDataFrame([(1, "x", 1.0), (2, "z", 2.0), (2, "q", 3.0)], "k2 int, s2 string, w double")
+        return a.join(b, [a.k == b.k2, a.s == b.s2], "left")
+    assert_same(program)
+
+
+def test_join_after_rename_and_qualified_alias_names():
+    def program(spark, F, T, Window):
+        a = people(spark).alias("a")
+        b = depts(spark).withColumnRenamed("dept_id", "did").alias("b")
+        return a.join(b, F.col("a.dept_id") == F.col("b.did"), "left").select("a.name", "b.dept_name", F.col("b.hq"))
+    assert_same(program)
+
+
+def test_join_then_drop_right_key_idiom():
+    def program(spark, F, T, Window):
+        p, d = people(spark), depts(spark)
+        return p.join(d, p.dept_id == d.dept_id, "left").drop(d.dept_id)
+    assert_same(program)
+
+
+def test_self_join_on_name_without_alias():
+    def program(spark, F, T, Window):
+        df = people(spark).select("id", "name")
+        return df.join(df, "id")
+    assert_same(program)
+
+
+def test_join_on_double_key_nan_and_negative_zero():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(float("nan"), "a"), (0.0, "b"), (None, "c"), (1.5, "d")], "x double, l string")
+        b = spark.createDataFrame([(float("nan"), "A"), (-0.0, "B"), (None, "C")], "x double, r string")
+        return a.join(b, "x", "full")
+    assert_same(program)
+
+
+def test_join_empty_string_key_is_not_null():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([("", 1), (None, 2), ("x", 3)], "k string, a int")
+        b = spark.createDataFrame([("", 10), (None, 20), ("x", 30)], "k string, b int")
+        return a.join(b, "k", "inner")
+    assert_same(program)

@@ -123,3 +123,34 @@ def test_column_name_method_and_astype():
     def program(spark, F, T, Window):
         return people(spark).select(F.col("age").name("years"), F.col("id").astype("string").alias("sid"))
     assert_same(program)
+
+
+def test_modulo_and_division_with_doubles():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([(5.5, 2.0), (-5.5, 2.0), (7.0, -3.0), (0.3, 0.1)], "x double, y double")
+        return df.select("x", "y", (F.col("x") % F.col("y")).alias("m"), (F.col("x") / F.col("y")).alias("q"))
+    assert_same(program)
+
+
+def test_column_names_are_case_insensitive():
+    def program(spark, F, T, Window):
+        df = people(spark)
+        return df.select("NAME", F.col("Age"), df["CITY"]).filter(F.col("age") > 30).withColumn("AGE", F.col("age") + 1)
+    assert_same(program)
+
+
+def test_column_names_with_spaces_and_dots():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([(1, 2.5, "x")], ["order id", "unit.price", "Product Name"])
+        return df.select("order id", F.col("`unit.price`").alias("price"), df["Product Name"]).withColumn(
+            "total price", F.col("price") * 2)
+    assert_same(program)
+
+
+def test_with_column_chain_referencing_new_columns():
+    def program(spark, F, T, Window):
+        return (people(spark).withColumn("monthly", F.col("salary") / 12)
+                .withColumn("weekly", F.col("monthly") * 12 / 52)
+                .withColumn("monthly", F.round("monthly", 2))
+                .select("name", "monthly", "weekly"))
+    assert_same(program)

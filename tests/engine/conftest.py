@@ -1,0 +1,48 @@
+"""Fixtures shared by the unit tests of this package: one Quiver session, and a shuffle-partition count."""
+from __future__ import annotations
+
+import pytest
+
+import quiver
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The Quiver session every public-API test here runs on (local[2], as in the docs)."""
+    return quiver.Session.builder.master("local[2]").getOrCreate()
+
+
+@pytest.fixture(params=[1, 3, 8], ids=lambda n: f"{n}parts")
+def partitions(request, spark):
+    """Run the test once per `spark.sql.shuffle.partitions` value, restoring the previous value after."""
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", request.param)
+    yield request.param
+    spark.conf.set("spark.sql.shuffle.partitions", previous)
+
+
+@pytest.fixture(scope="session")
+def pyspark_session():
+    """Real PySpark (local[1], UTC), the reference for types, names, schemas and show() text."""
+    import os
+    import shutil
+
+    pyspark_sql = pytest.importorskip("pyspark.sql", reason="PySpark is the reference for these tests")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("PySpark needs a Java runtime and none is installed")
+    session = (pyspark_sql.SparkSession.builder.master("local[1]").appName("quiver-engine-tests")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.session.timeZone", "UTC").config("spark.sql.shuffle.partitions", "1")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("OFF")
+    return session
+
+
+@pytest.fixture
+def pyspark_non_ansi(pyspark_session):
+    """PySpark with ANSI mode off for one test: the semantics Quiver follows (x / 0 is null,
+    int + float is float). Restored after the test, as other suites share the JVM session."""
+    previous = pyspark_session.conf.get("spark.sql.ansi.enabled")
+    pyspark_session.conf.set("spark.sql.ansi.enabled", "false")
+    yield pyspark_session
+    pyspark_session.conf.set("spark.sql.ansi.enabled", previous)

@@ -181,11 +181,20 @@ def _as_sort_order(e: Expr) -> SortOrder:
 
 
 def _resolve_join(node: Join) -> LogicalPlan:
-    if node.resolved:
-        return node
     left_ids = {a.expr_id for a in node.left.output}
+    shared = left_ids & {a.expr_id for a in node.right.output}
+    if node.resolved and not shared:
+        return node
     right = node.right
-    if any(a.expr_id in left_ids for a in right.output):
+    if shared:
+        bound = {e.expr_id for e in (node.condition.walk() if node.condition is not None else ())
+                 if isinstance(e, AttributeRef)}
+        if bound & shared:
+            raise AnalysisException(
+                "join condition is ambiguous: both sides come from the same DataFrame, so a column such as "
+                f"'{next(a.name for a in node.left.output if a.expr_id in bound & shared)}' could be either side. "
+                "Alias both sides (df.alias('a'), df2.alias('b')) and use F.col('a.x') == F.col('b.y')."
+            )
         right = _fresh_ids(right)
     if node.condition is None:
         return replace(node, right=right)

@@ -66,11 +66,11 @@ class Column:
         return Column(Comparison(op, left, right))
 
     def __add__(self, o: Any) -> "Column": return self._bin("+", o)
-    def __radd__(self, o: Any) -> "Column": return self._bin("+", o, True)
+    def __radd__(self, o: Any) -> "Column": return self._bin("+", o)  # PySpark names 1 + x as (x + 1)
     def __sub__(self, o: Any) -> "Column": return self._bin("-", o)
     def __rsub__(self, o: Any) -> "Column": return self._bin("-", o, True)
     def __mul__(self, o: Any) -> "Column": return self._bin("*", o)
-    def __rmul__(self, o: Any) -> "Column": return self._bin("*", o, True)
+    def __rmul__(self, o: Any) -> "Column": return self._bin("*", o)
     def __truediv__(self, o: Any) -> "Column": return self._bin("/", o)
     def __rtruediv__(self, o: Any) -> "Column": return self._bin("/", o, True)
     def __mod__(self, o: Any) -> "Column": return self._bin("%", o)

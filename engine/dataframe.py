@@ -592,7 +592,8 @@ class DataFrame:
     def explain(self, extended: bool | str | None = None, mode: str | None = None) -> None:
         if isinstance(extended, str):
             mode = extended
-        print(self._execution().explain_string(mode or ("extended" if extended is not False else "simple")))
+        qe = QueryExecution(self._session, self._plan, describe_only=True)
+        print(qe.explain_string(mode or ("extended" if extended is not False else "simple")))
 
     def transform(self, func: Any, *args: Any, **kwargs: Any) -> "DataFrame":
         return func(self, *args, **kwargs)

@@ -22,14 +22,17 @@ if TYPE_CHECKING:
 class QueryExecution:
     """The plans of one action, derived lazily from an analyzed logical plan."""
 
-    def __init__(self, session: "Session", analyzed: L.LogicalPlan, materializing: bool = False):
+    def __init__(self, session: "Session", analyzed: L.LogicalPlan, materializing: bool = False,
+                 describe_only: bool = False):
         self.session = session
         self.analyzed = analyzed
         self.materializing = materializing
+        self.describe_only = describe_only
 
     @cached_property
     def with_cached_data(self) -> L.LogicalPlan:
-        return self.session._cache.substitute(self.analyzed, skip_root=self.materializing)
+        return self.session._cache.substitute(self.analyzed, skip_root=self.materializing,
+                                              materialize=not self.describe_only)
 
     @cached_property
     def _optimized(self) -> tuple[L.LogicalPlan, list[str]]:
@@ -121,10 +124,11 @@ class CacheManager:
         for plan in list(self._entries):
             self.unregister(plan)
 
-    def substitute(self, plan: L.LogicalPlan, skip_root: bool = False) -> L.LogicalPlan:
+    def substitute(self, plan: L.LogicalPlan, skip_root: bool = False, materialize: bool = True) -> L.LogicalPlan:
         """Replace every cached subtree by its in-memory relation, materialising it if needed.
 
         `skip_root` is for the job that materialises `plan` itself: only its inputs are substituted.
+        With `materialize=False` (explain) nothing runs: a cache not yet filled shows as key -1.
         """
         if not self._entries:
             return plan
@@ -133,6 +137,8 @@ class CacheManager:
             if node is plan and skip_root:
                 return node
             if node in self._entries:
+                if not materialize and self._entries[node] is None:
+                    return L.InMemoryRelation(-1, node.output, 0, self._levels[node])
                 return self._materialize(node)
             return node
 

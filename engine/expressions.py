@@ -251,6 +251,8 @@ def format_double(v: float) -> str:
         return "Infinity" if v > 0 else "-Infinity"
     if v == 0:
         return "-0.0" if str(v).startswith("-") else "0.0"
+    if abs(v) == 5e-324:
+        return "-4.9E-324" if v < 0 else "4.9E-324"  # Java prints the smallest subnormal with two digits
     text = repr(v)
     if 1e-3 <= abs(v) < 1e7:
         return text if "." in text else text + ".0"
@@ -381,13 +383,18 @@ def _bounded_decimal(precision: int, scale: int) -> T.DecimalType:
 
 @dataclass(frozen=True)
 class Negate(Expr):
+    """Unary minus; SQL text `-x` is shown as `(- x)`, the DataFrame's `-col` as `negative(x)`, as Spark does."""
+
     child: Expr
+    sql_operator: bool = False
 
     @property
     def dtype(self) -> T.DataType:
         return self.child.dtype
 
     def sql(self) -> str:
+        if self.sql_operator:
+            return f"(- {self.child.sql()})"
         return f"negative({self.child.sql()})"
 
 
@@ -797,13 +804,25 @@ class WindowExpression(Expr):
 
     def sql(self) -> str:
         parts = []
+        kind, lo, hi = self._display_frame()
         if self.partition_by:
             parts.append("PARTITION BY " + ", ".join(p.sql() for p in self.partition_by))
         if self.order_by:
             parts.append("ORDER BY " + ", ".join(o.sql() for o in self.order_by))
-        kind, lo, hi = self.effective_frame
         parts.append(f"{kind.upper()} BETWEEN {_bound_sql(lo)} AND {_bound_sql(hi)}")
         return f"{self.function.sql()} OVER ({' '.join(parts)})"
+
+
+    def _display_frame(self) -> tuple[str, int, int]:
+        """The frame Spark prints: ranking functions run over ROWS up to the current row, lag/lead over one row."""
+        f = self.function
+        if self.frame is None and isinstance(f, WindowFunction):
+            if f.name in ("lag", "lead"):
+                offset = int(f.args[1].value) if isinstance(f.args[1], Literal) else 1
+                k = -offset if f.name == "lag" else offset
+                return ("rows", k, k)
+            return ("rows", UNBOUNDED, 0)
+        return self.effective_frame
 
 
 UNBOUNDED = -(1 << 63)
@@ -816,7 +835,7 @@ def _bound_sql(v: int) -> str:
         return "UNBOUNDED FOLLOWING"
     if v == 0:
         return "CURRENT ROW"
-    return f"{-v} PRECEDING" if v < 0 else f"{v} FOLLOWING"
+    return f"{v} FOLLOWING"
 
 
 def output_name(e: Expr) -> str:

@@ -305,7 +305,7 @@ class ExpressionTranslator:
         if isinstance(child, Literal) and isinstance(inner, (exp.Cast, exp.TryCast)) and child.value is not None \
                 and isinstance(child.data_type, T.NumericType):
             return Literal(-child.value, child.data_type)
-        return Negate(child)
+        return Negate(child, sql_operator=True)
 
     def _cast(self, node: exp.Cast) -> Expr:
         typed = self._literal_with_type(node)

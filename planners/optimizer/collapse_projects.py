@@ -19,7 +19,8 @@ def collapse_projects(plan: LogicalPlan) -> LogicalPlan:
         for p in inner.projections:
             if isinstance(p, Alias):
                 defs[p.expr_id] = p.child
-        uses = Counter(r for p in node.projections for r in p.references() if r in defs)
+        uses = Counter(e.expr_id for p in node.projections for e in p.walk()
+                       if isinstance(e, AttributeRef) and e.expr_id in defs)
         if any(n > 1 and not isinstance(defs[r], AttributeRef) for r, n in uses.items()):
             return node
         merged = tuple(_rebind(p, defs) for p in node.projections)

@@ -29,6 +29,8 @@ CASES = {
 }
 
 
+@pytest.mark.xfail(strict=True, reason="known gap: Quiver follows Spark's non-ANSI semantics (null on bad casts, "
+                   "division by zero and overflow); ANSI errors are not implemented yet")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ansi_mode_raises(case):
     def program(spark, F, T, Window):

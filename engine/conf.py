@@ -11,6 +11,7 @@ ALIASES = {
     "spark.sql.autoBroadcastJoinThreshold": "quiver.sql.autoBroadcastJoinThreshold",
     "spark.task.maxFailures": "quiver.task.maxFailures",
     "spark.master": "quiver.master",
+    "spark.sql.ansi.enabled": "quiver.sql.ansi.enabled",
     "spark.app.name": "quiver.app.name",
 }
 
@@ -19,6 +20,7 @@ DEFAULTS: dict[str, str] = {
     "quiver.sql.autoBroadcastJoinThreshold": str(10 * 1024 * 1024),
     "quiver.task.maxFailures": "4",
     "quiver.placement": "cost",
+    "quiver.sql.ansi.enabled": "true",
 }
 
 _SIZE = re.compile(r"^\s*(-?\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
@@ -94,6 +96,10 @@ class RuntimeConfig:
 
     def broadcast_threshold(self) -> int:
         return parse_size("spark.sql.autoBroadcastJoinThreshold", self.get("quiver.sql.autoBroadcastJoinThreshold"))
+
+    def ansi_enabled(self) -> bool:
+        """ANSI type coercion, on by default as in Spark 4 (ANSI runtime errors are not implemented)."""
+        return str(self.get("quiver.sql.ansi.enabled")).strip().lower() == "true"
 
     def max_failures(self) -> int:
         return parse_positive_int("quiver.task.maxFailures", self.get("quiver.task.maxFailures"))

@@ -181,7 +181,10 @@ def _python_type(v: Any, name: str) -> T.DataType:
         return T.BinaryType()
     if isinstance(v, Row) and v.__fields__:
         return T.StructType([T.StructField(k, _python_type(x, k) if x is not None else T.NullType()) for k, x in zip(v.__fields__, v)])
-    if isinstance(v, (list, tuple)):
+    if isinstance(v, tuple):
+        return T.StructType([T.StructField(f"_{i + 1}", _python_type(x, name) if x is not None else T.NullType())
+                             for i, x in enumerate(v)])
+    if isinstance(v, list):
         elem: T.DataType = T.NullType()
         for x in v:
             if x is not None:
@@ -199,12 +202,15 @@ def _python_type(v: Any, name: str) -> T.DataType:
 
 
 def _merge(a: T.DataType, b: T.DataType, name: str) -> T.DataType:
+    """The type that holds values of types `a` and `b`; None (void) gives way to any type, also when nested."""
     if isinstance(a, T.NullType):
         return b
     if isinstance(b, T.NullType) or a == b:
         return a
     if isinstance(a, T.ArrayType) and isinstance(b, T.ArrayType):
         return T.ArrayType(_merge(a.elementType, b.elementType, name))
+    if isinstance(a, T.MapType) and isinstance(b, T.MapType):
+        return T.MapType(_merge(a.keyType, b.keyType, name), _merge(a.valueType, b.valueType, name))
     if isinstance(a, T.StructType) and isinstance(b, T.StructType) and a.names == b.names:
         return T.StructType([T.StructField(x.name, _merge(x.dataType, y.dataType, name)) for x, y in zip(a.fields, b.fields)])
     raise AnalysisException(

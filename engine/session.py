@@ -197,7 +197,12 @@ class Session:
     def sql(self, query: str, args: dict | None = None, **kwargs: Any) -> "DataFrame":
         from quiver.engine.sql import sql_to_plan
 
-        return self._df(sql_to_plan(self, query))
+        token = T.ANSI_TYPE_COERCION.set(self.conf.ansi_enabled())
+        try:
+            plan = sql_to_plan(self, query)
+        finally:
+            T.ANSI_TYPE_COERCION.reset(token)
+        return self._df(plan)
 
     @property
     def catalog(self) -> "Catalog":
@@ -213,7 +218,11 @@ class Session:
         from quiver.engine.analyzer import analyze
         from quiver.engine.dataframe import DataFrame
 
-        return DataFrame(self, analyze(plan))
+        token = T.ANSI_TYPE_COERCION.set(self.conf.ansi_enabled())
+        try:
+            return DataFrame(self, analyze(plan))
+        finally:
+            T.ANSI_TYPE_COERCION.reset(token)
 
     def _dataframe_from_source(self, source: Any) -> "DataFrame":
         """A DataFrame scanning a connector `Source` (used by `spark.read`)."""

@@ -6,11 +6,17 @@ Names and equality follow `pyspark.sql.types`, so programs that build schemas wi
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from typing import Any, Iterator
 
 import pyarrow as pa
 
 from quiver.engine.errors import ParseException
+
+
+# Whether the analyzer applies ANSI type coercion (`spark.sql.ansi.enabled`); the session sets it while
+# analysing, and it is off for code that works on types outside a session.
+ANSI_TYPE_COERCION: ContextVar[bool] = ContextVar("ansi_type_coercion", default=False)
 
 
 class DataType:
@@ -163,7 +169,7 @@ class DecimalType(FractionalType):
         return pa.decimal128(self.precision, self.scale)
 
     def __repr__(self) -> str:
-        return f"DecimalType({self.precision}, {self.scale})"
+        return f"DecimalType({self.precision},{self.scale})"
 
 
 class ArrayType(DataType):
@@ -427,10 +433,11 @@ class _TypeParser:
         if name == "struct":
             self.take("<")
             fields = []
-            while self.peek() != ">":
+            if self.peek() != ">":
                 fields.append(self.field(colon_optional=True))
-                if self.peek() == ",":
+                while self.peek() == ",":
                     self.take(",")
+                    fields.append(self.field(colon_optional=True))
             self.take(">")
             return StructType(fields)
         if name in _SIMPLE_TYPES:
@@ -479,10 +486,11 @@ def parse_schema(text: str) -> StructType:
             raise ParseException(f"{text!r} is not a struct type")
         return dtype
     fields = []
-    while not parser.at_end():
+    if not parser.at_end():
         fields.append(parser.field(colon_optional=True))
-        if not parser.at_end():
+        while not parser.at_end():
             parser.take(",")
+            fields.append(parser.field(colon_optional=True))
     if not fields:
         raise ParseException(f"schema string {text!r} declares no columns; write it as 'name STRING, age INT'")
     return StructType(fields)
@@ -497,9 +505,7 @@ def common_numeric_type(a: DataType, b: DataType) -> DataType:
     if isinstance(b, NullType):
         return a
     if isinstance(a, DecimalType) and isinstance(b, DecimalType):
-        scale = max(a.scale, b.scale)
-        whole = max(a.precision - a.scale, b.precision - b.scale)
-        return DecimalType(min(whole + scale, 38), scale)
+        return _wider_decimal(a, b)
     if isinstance(a, DecimalType) and isinstance(b, IntegralType):
         return common_numeric_type(a, _decimal_for_integral(b))
     if isinstance(b, DecimalType) and isinstance(a, IntegralType):
@@ -511,7 +517,24 @@ def common_numeric_type(a: DataType, b: DataType) -> DataType:
     ib = next((i for i, t in enumerate(order) if isinstance(b, t)), None)
     if ia is None or ib is None:
         raise TypeError(f"no common numeric type for {a.simpleString()} and {b.simpleString()}")
+    if ANSI_TYPE_COERCION.get() and {type(a), type(b)} & {FloatType} and (
+            isinstance(a, IntegralType) or isinstance(b, IntegralType)):
+        # ANSI type coercion (Spark 4's default): a float cannot hold every integer, so float with one is double.
+        return DoubleType()
     return order[max(ia, ib)]()
+
+
+def _wider_decimal(a: DecimalType, b: DecimalType) -> DecimalType:
+    """Spark's `DecimalPrecision.widerDecimalType`: room for both integral parts and both scales.
+
+    Past 38 digits the integral digits are kept and the scale gives way (Spark's
+    `DecimalType.boundedPreferIntegralDigits`), so decimal(38,20) and bigint widen to decimal(38,18).
+    """
+    scale = max(a.scale, b.scale)
+    precision = max(a.precision - a.scale, b.precision - b.scale) + scale
+    if precision <= DecimalType.MAX_PRECISION:
+        return DecimalType(precision, scale)
+    return DecimalType(DecimalType.MAX_PRECISION, max(0, scale - (precision - DecimalType.MAX_PRECISION)))
 
 
 def _decimal_for_integral(t: DataType) -> DecimalType:

@@ -1,24 +1,10 @@
-"""Fixtures shared by the unit tests of this package: one Quiver session, and a shuffle-partition count."""
+"""Fixtures for this package's tests; the Quiver session and partition counts come from tests/conftest.py."""
 from __future__ import annotations
 
 import pytest
 
-import quiver
 
 
-@pytest.fixture(scope="session")
-def spark():
-    """The Quiver session every public-API test here runs on (local[2], as in the docs)."""
-    return quiver.Session.builder.master("local[2]").getOrCreate()
-
-
-@pytest.fixture(params=[1, 3, 8], ids=lambda n: f"{n}parts")
-def partitions(request, spark):
-    """Run the test once per `spark.sql.shuffle.partitions` value, restoring the previous value after."""
-    previous = spark.conf.get("spark.sql.shuffle.partitions")
-    spark.conf.set("spark.sql.shuffle.partitions", request.param)
-    yield request.param
-    spark.conf.set("spark.sql.shuffle.partitions", previous)
 
 
 def _rows_of(plan, spark) -> list[tuple]:

@@ -1,4 +1,4 @@
-"""Fixtures shared by the unit tests of this package: one Quiver session, and a shuffle-partition count."""
+"""Fixtures shared by every test package: one Quiver session, and a shuffle-partition count."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +8,7 @@ import quiver
 
 @pytest.fixture(scope="session")
 def spark():
-    """The Quiver session every public-API test here runs on (local[2], as in the docs)."""
+    """The Quiver session every public-API test runs on (local[2], as in the docs)."""
     return quiver.Session.builder.master("local[2]").getOrCreate()
 
 

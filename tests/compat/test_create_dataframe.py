@@ -6,7 +6,6 @@ from decimal import Decimal
 
 import pandas as pd
 import pyarrow as pa
-import pytest
 
 from .harness import assert_same, assert_same_value
 

@@ -184,7 +184,7 @@ def test_read_directory_of_several_files(tmp_path):
 
 
 def test_quiver_reads_what_pyspark_wrote(tmp_path):
-    ref, qv = pyspark_engine(), quiver_engine()
+    ref = pyspark_engine()
     pq, csv, js = (str(tmp_path / n) for n in ("spark.parquet", "spark.csv", "spark.json"))
     people(ref.spark).write.parquet(pq)
     sales(ref.spark).write.csv(csv, header=True)
@@ -199,7 +199,7 @@ def test_quiver_reads_what_pyspark_wrote(tmp_path):
 
 
 def test_pyspark_reads_what_quiver_wrote(tmp_path):
-    ref, qv = pyspark_engine(), quiver_engine()
+    qv = quiver_engine()
     pq, csv = str(tmp_path / "q.parquet"), str(tmp_path / "q.csv")
     sales(qv.spark).write.parquet(pq)
     sales(qv.spark).write.csv(csv, header=True)

@@ -19,3 +19,20 @@ def partitions(request, spark):
     spark.conf.set("spark.sql.shuffle.partitions", request.param)
     yield request.param
     spark.conf.set("spark.sql.shuffle.partitions", previous)
+
+
+@pytest.fixture(scope="session")
+def pyspark_legacy():
+    """Real PySpark with ANSI off and UTC, the reference for kernels and casts (Quiver's non-ANSI semantics)."""
+    from pyspark.sql import SparkSession
+
+    base = (SparkSession.builder.master("local[1]").appName("quiver-reference")
+            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC").getOrCreate())
+    session = base.newSession()
+    session.conf.set("spark.sql.ansi.enabled", "false")
+    session.conf.set("spark.sql.session.timeZone", "UTC")
+    # a few rows per query: interpreting beats compiling the generated code
+    session.conf.set("spark.sql.codegen.wholeStage", "false")
+    session.conf.set("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+    return session

@@ -79,20 +79,11 @@ def _case_id(case: tuple[str, tuple]) -> str:
 
 
 @pytest.fixture(scope="module")
-def pyspark_columns():
+def pyspark_columns(pyspark_legacy):
     """(name, Spark type) PySpark gives each case, from one select over an empty typed DataFrame."""
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as PF
 
-    base = (SparkSession.builder.master("local[1]").appName("quiver-function-catalog")
-            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-            .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC").getOrCreate())
-    spark = base.newSession()
-    spark.conf.set("spark.sql.ansi.enabled", "false")
-    spark.conf.set("spark.sql.session.timeZone", "UTC")
-    # a few rows per query: interpreting beats compiling the generated code
-    spark.conf.set("spark.sql.codegen.wholeStage", "false")
-    spark.conf.set("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+    spark = pyspark_legacy
     df = spark.createDataFrame([], ", ".join(f"{n} {t.simpleString()}" for n, t in SCHEMA.items()))
     selected = df.select(*[getattr(PF, name)(*args) for name, args in CASES])
     return list(zip(selected.columns, [t for _, t in selected.dtypes]))

@@ -197,19 +197,8 @@ def _case_id(case: tuple[str, tuple]) -> str:
 
 
 @pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    base = (SparkSession.builder.master("local[1]").appName("quiver-scalar-kernels")
-            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-            .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC").getOrCreate())
-    session = base.newSession()
-    session.conf.set("spark.sql.ansi.enabled", "false")
-    session.conf.set("spark.sql.session.timeZone", "UTC")
-    # a few rows per query: interpreting beats compiling the generated code
-    session.conf.set("spark.sql.codegen.wholeStage", "false")
-    session.conf.set("spark.sql.codegen.factoryMode", "NO_CODEGEN")
-    return session
+def spark(pyspark_legacy):
+    return pyspark_legacy
 
 
 @pytest.fixture(scope="module")

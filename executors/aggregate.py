@@ -72,11 +72,29 @@ def _prepared_schema(keys: tuple, calls: tuple) -> pa.Schema:
             continue
         for j, a in enumerate(c.function.args):
             fields.append(pa.field(f"a{i}_{j}", a.dtype.to_arrow()))
+        if _tracks_nan(c):
+            fields.append(pa.field(f"a{i}_nan", pa.bool_()))
     return pa.schema(fields)
 
 
 def _is_tuple_distinct(call) -> bool:
     return call.function.distinct and len(call.function.args) > 1
+
+
+def _tracks_nan(call) -> bool:
+    """Spark ranks NaN above every number, so max over floats needs to know whether a NaN was seen
+    (Arrow's max skips NaN unless every value is NaN)."""
+    f = call.function
+    return f.name == "max" and len(f.args) == 1 and isinstance(f.args[0].dtype, (T.DoubleType, T.FloatType))
+
+
+def _nan_wins(value, seen_nan) -> pa.Array:
+    """The max where no NaN was seen, NaN where one was."""
+    if isinstance(value, pa.ChunkedArray):
+        value = value.combine_chunks()
+    if isinstance(seen_nan, pa.ChunkedArray):
+        seen_nan = seen_nan.combine_chunks()
+    return pc.if_else(pc.fill_null(seen_nan, False), pa.scalar(float("nan"), value.type), value)
 
 
 def _tuple_ids(columns: list[pa.Array]) -> pa.Array:
@@ -104,6 +122,8 @@ def _prepare(batch: pa.RecordBatch, keys: tuple, calls: tuple, schema: pa.Schema
     for c in calls:
         args = [evaluate_array(a, batch) for a in c.function.args]
         arrays.extend([_tuple_ids(args)] if _is_tuple_distinct(c) else args)
+        if _tracks_nan(c):
+            arrays.append(pc.is_nan(args[0]))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
@@ -161,6 +181,8 @@ def _partial_steps(calls: tuple) -> list[_Step]:
             steps.append(_Step(arg, "count", pc.CountOptions("only_valid"), f"s{i}_count"))
         elif name in ("min", "max"):
             steps.append(_Step(arg, name, _SKIP, f"s{i}"))
+            if _tracks_nan(c):
+                steps.append(_Step(f"a{i}_nan", "any", _SKIP, f"s{i}_nan"))
         elif name in ("first", "last", "any_value"):
             fn = "last" if name == "last" else "first"
             steps.append(_Step(arg, fn, _SKIP if f.ignore_nulls else _ALL, f"s{i}"))
@@ -184,6 +206,8 @@ def _merge_steps(calls: tuple) -> list[_Step]:
             steps.append(_Step(f"s{i}_count", "sum", _SKIP, f"s{i}_count"))
         elif name in ("min", "max"):
             steps.append(_Step(f"s{i}", name, _SKIP, f"s{i}"))
+            if _tracks_nan(c):
+                steps.append(_Step(f"s{i}_nan", "any", _SKIP, f"s{i}_nan"))
         elif name in ("first", "last", "any_value"):
             fn = "last" if name == "last" else "first"
             steps.append(_Step(f"s{i}", fn, _SKIP if c.function.ignore_nulls else _ALL, f"s{i}"))
@@ -260,6 +284,8 @@ def _finish(states: pa.Table | None, nkeys: int, calls: tuple) -> pa.Table:
             value = drop_null_elements(states.column(f"s{i}"))
         else:
             value = states.column(f"s{i}")
+            if _tracks_nan(c):
+                value = _nan_wins(value, states.column(f"s{i}_nan"))
         cols.append(_cast(value, out_type))
         names.append(f"r{i}")
     return pa.Table.from_arrays(cols, names=names)
@@ -307,8 +333,8 @@ def _complete_steps(calls: tuple) -> list[_Step]:
         else:
             part = _partial_steps((c,))
             for s in part:
-                steps.append(_Step(s.column if s.column == [] else arg, s.function, s.options,
-                                   s.output.replace("s0", f"s{i}", 1)))
+                column = s.column if s.column == [] else s.column.replace("a0_", f"a{i}_", 1)
+                steps.append(_Step(column, s.function, s.options, s.output.replace("s0", f"s{i}", 1)))
     return steps
 
 
@@ -328,6 +354,8 @@ def _finish_complete(table: pa.Table, nkeys: int, calls: tuple) -> pa.Table:
             value = drop_null_elements(table.column(f"s{i}"))
         else:
             value = table.column(f"s{i}")
+            if _tracks_nan(c):
+                value = _nan_wins(value, table.column(f"s{i}_nan"))
         cols.append(_cast(value, out_type))
         names.append(f"r{i}")
     return pa.Table.from_arrays(cols, names=names)

@@ -252,7 +252,6 @@ def test_group_by_no_keys_count():
     assert_same(program)
 
 
-@pytest.mark.xfail(strict=True, reason='known gap: min/max skip NaN (Arrow) where Spark ranks NaN above every number')
 def test_nan_is_largest_in_min_max():
     def program(spark, F, T, Window):
         df = spark.createDataFrame(

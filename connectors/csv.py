@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from quiver.connectors.base import ReadOptions
-from quiver.connectors.files import FilePiece, FileReadError, project_file_batch
+from quiver.connectors.files import FilePiece, FileReadError, WholeFileReads, project_file_batch
 from quiver.connectors.options import option_bool, option_char, option_choice, reject_options
 from quiver.connectors.paths import DataFile, file_uri
 from quiver.connectors.text_values import (
@@ -131,7 +131,7 @@ def header_names(fields: Sequence[str | None]) -> list[str]:
     return names
 
 
-class CsvFormat:
+class CsvFormat(WholeFileReads):
     """The `FileFormat` for CSV."""
 
     name = "csv"
@@ -153,12 +153,6 @@ class CsvFormat:
             for batch, _ in _text_batches(f.path, dialect, len(names), None):
                 kinds = [k.merge(classify(col)) for k, col in zip(kinds, batch.columns)]
         return pa.schema([pa.field(n, k.resolve()) for n, k in zip(names, kinds)])
-
-    def pieces(self, file: DataFile, target_bytes: int) -> list[FilePiece]:
-        return [FilePiece(file, None, file.size)]
-
-    def count_rows(self, files: Sequence[DataFile]) -> int | None:
-        return None
 
     def read_piece(
         self, piece: FilePiece, schema: pa.Schema, columns: list[str], predicate: pc.Expression | None,

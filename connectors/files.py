@@ -147,6 +147,16 @@ def partition_expression(values: dict[str, pa.Scalar]) -> pc.Expression | None:
     return expr
 
 
+class WholeFileReads:
+    """For text formats that cannot be cut inside a file: one piece per file, row counts unknown up front."""
+
+    def pieces(self, file: DataFile, target_bytes: int) -> list[FilePiece]:
+        return [FilePiece(file, None, file.size)]
+
+    def count_rows(self, files: Sequence[DataFile]) -> int | None:
+        return None
+
+
 class FileSource:
     """A `Source` over files of one format: lists files now, infers the schema on first use."""
 

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from quiver.connectors.base import ReadOptions
-from quiver.connectors.files import FilePiece, FileReadError, project_file_batch
+from quiver.connectors.files import FilePiece, FileReadError, WholeFileReads, project_file_batch
 from quiver.connectors.json_schema import canonical_type, infer_value_type, infer_with_pyarrow, merge_types
 from quiver.connectors.json_writer import COMPRESSIONS, JsonFileWriter, JsonWriteOptions
 from quiver.connectors.options import option_bool, option_choice, reject_options
@@ -96,7 +96,7 @@ def _records(path: str, skip: int = 0) -> Iterator[tuple[int, str, list[dict] | 
                 yield number, line.rstrip("\r\n"), None
 
 
-class JsonFormat:
+class JsonFormat(WholeFileReads):
     """The `FileFormat` for JSON Lines."""
 
     name = "json"
@@ -119,12 +119,6 @@ class JsonFormat:
         if corrupt and opts.corrupt_column not in [f.name for f in fields]:
             fields.append(pa.field(opts.corrupt_column, pa.string()))
         return pa.schema(sorted(fields, key=lambda f: f.name))
-
-    def pieces(self, file: DataFile, target_bytes: int) -> list[FilePiece]:
-        return [FilePiece(file, None, file.size)]
-
-    def count_rows(self, files: Sequence[DataFile]) -> int | None:
-        return None
 
     def read_piece(
         self, piece: FilePiece, schema: pa.Schema, columns: list[str], predicate: pc.Expression | None,

@@ -4,9 +4,6 @@ from __future__ import annotations
 import pytest
 
 
-
-
-
 @pytest.fixture(scope="session")
 def pyspark_session():
     """Real PySpark (local[1], UTC), the reference for types, names, schemas and show() text."""

@@ -7,16 +7,20 @@ tables that both have `id`) raises an ambiguity error that says how to qualify i
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
+from typing import Iterator
 
 from quiver.engine import types as T
-from quiver.engine.errors import AnalysisException, unknown_column
+from quiver.engine.errors import AnalysisException, UnresolvedColumnError, unknown_column
 from quiver.engine.expressions import (
     AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
     In, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar,
     WindowExpression, WindowFunction, contains_aggregate, contains_window, new_expr_id, output_name,
     transform_expr, wider_type, wider_type_of,
 )
+from quiver.engine.subqueries import OuterReference
 from quiver.engine.plan import (
     Aggregate, Filter, Join, LogicalPlan, Project, Sort, SubqueryAlias, Union, Window, transform_up,
 )
@@ -276,14 +280,43 @@ def resolve_expression(e: Expr, inputs: tuple[AttributeRef, ...]) -> Expr:
     return coerce(transform_expr(e, lambda x: _resolve_reference(x, inputs)))
 
 
+# The columns of the queries around a subquery being analyzed, innermost last.
+_OUTER_SCOPES: ContextVar[tuple[tuple[AttributeRef, ...], ...]] = ContextVar("outer_scopes", default=())
+
+
+@contextmanager
+def outer_scope(inputs: tuple[AttributeRef, ...]) -> Iterator[None]:
+    """Analyze a subquery inside this block: names it cannot resolve itself may refer to `inputs`."""
+    token = _OUTER_SCOPES.set(_OUTER_SCOPES.get() + (inputs,))
+    try:
+        yield
+    finally:
+        _OUTER_SCOPES.reset(token)
+
+
 def _resolve_reference(e: Expr, inputs: tuple[AttributeRef, ...]) -> Expr:
     if isinstance(e, UnresolvedColumn):
-        return resolve_name(e.parts, inputs)
+        return _resolve_column(e.parts, inputs)
     if isinstance(e, AttributeRef):
         return _rebind(e, inputs)
     if isinstance(e, UnresolvedStar):
         raise AnalysisException(f"'{e.sql()}' is only allowed in a select list or count(*)")
     return e
+
+
+def _resolve_column(parts: tuple[str, ...], inputs: tuple[AttributeRef, ...]) -> Expr:
+    """A name of this query's input, else of an enclosing query's (a correlated reference)."""
+    try:
+        return resolve_name(parts, inputs)
+    except UnresolvedColumnError:
+        for scope in reversed(_OUTER_SCOPES.get()):
+            try:
+                found = resolve_name(parts, scope)
+            except AnalysisException:
+                continue
+            if isinstance(found, AttributeRef):
+                return OuterReference(found)
+        raise
 
 
 def _rebind(attr: AttributeRef, inputs: tuple[AttributeRef, ...]) -> AttributeRef:

@@ -13,6 +13,10 @@ class AnalysisException(QuiverError):
     """A plan refers to something that does not exist or mixes incompatible types."""
 
 
+class UnresolvedColumnError(AnalysisException):
+    """A column name that matches nothing in scope."""
+
+
 class ParseException(AnalysisException):
     """SQL text, a type string or a schema string could not be parsed."""
 
@@ -31,11 +35,11 @@ class TaskFailedError(QuiverError):
         self.attempts = attempts
 
 
-def unknown_column(name: str, available: Iterable[str], what: str = "column") -> AnalysisException:
+def unknown_column(name: str, available: Iterable[str], what: str = "column") -> UnresolvedColumnError:
     """An error naming the missing column, the closest available one and all of them."""
     available = list(dict.fromkeys(available))
     close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
     hint = f" Did you mean '{close[0]}'?" if close else ""
-    return AnalysisException(
+    return UnresolvedColumnError(
         f"{what} '{name}' does not exist.{hint}\nAvailable columns: {', '.join(available) or '(none)'}"
     )

@@ -10,8 +10,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import pyarrow as pa
 
 from quiver.engine import plan as L
+from quiver.engine.errors import QuiverError
+from quiver.engine.expressions import Literal
+from quiver.engine.subqueries import ScalarSubquery, inline_scalar_subqueries
 from quiver.engine.store import BlockId
 from quiver.planners.optimizer import optimize
+from quiver.planners.optimizer.subqueries import rewrite_subqueries
 from quiver.planners.physical import PhysicalPlan, PlannerConfig, plan_physical
 from quiver.planners.stages import StageGraph, split_stages
 
@@ -36,7 +40,24 @@ class QueryExecution:
 
     @cached_property
     def _optimized(self) -> tuple[L.LogicalPlan, list[str]]:
-        return optimize(self.with_cached_data)
+        plan = rewrite_subqueries(self.with_cached_data)
+        fired = ["rewrite_subqueries"] if plan != self.with_cached_data else []
+        inlined = inline_scalar_subqueries(plan, self._scalar_value)
+        if inlined is not plan:
+            fired.append("inline_scalar_subqueries")
+        optimized, rules = optimize(inlined)
+        return optimized, fired + [r for r in rules if r not in fired]
+
+    def _scalar_value(self, sub: ScalarSubquery) -> Literal:
+        """Run an uncorrelated scalar subquery as its own job: its one value, or null for no row."""
+        table = QueryExecution(self.session, sub.plan).to_table()
+        if table.num_rows > 1:
+            raise QuiverError(
+                f"a scalar subquery returned {table.num_rows} rows, but one used as a value may return at most "
+                f"one row:\n{sub.plan.tree_string()}"
+            )
+        value = table.column(0)[0].as_py() if table.num_rows else None
+        return Literal(value, sub.dtype)
 
     @property
     def optimized(self) -> L.LogicalPlan:

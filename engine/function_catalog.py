@@ -530,6 +530,17 @@ for _name in ("date_add", "date_sub", "dateadd"):
     _register(_name, 2, 2, _fixed(T.DateType()), _inputs(_name, DATE, DAYS),
               _call("date_add") if _name == "dateadd" else None)
 _register("add_months", 2, 2, _fixed(T.DateType()), _inputs("add_months", DATE, DAYS))
+
+
+def _interval_result(types: list[DataType], literals: list[Any]) -> DataType:
+    """date +/- INTERVAL of whole days and months stays a date (Spark's DateAddInterval); else a timestamp."""
+    if isinstance(types[0], (T.DateType, T.StringType)) and literals[3] == 0:
+        return T.DateType()
+    return T.TimestampType()
+
+
+# interval_add(start, months, days, microseconds): what `start + INTERVAL ...` in SQL becomes.
+_register("interval_add", 4, 4, lambda types: T.TimestampType(), literal_result=_interval_result)
 for _name in ("datediff", "date_diff"):
     _register(_name, 2, 2, _fixed(T.IntegerType()), _inputs(_name, DATE, DATE))
 _register("months_between", 2, 3, _fixed(T.DoubleType()), _inputs("months_between", TIMESTAMP, TIMESTAMP, BOOLEAN),

@@ -12,12 +12,13 @@ they are, so `session._df` re-analyzing the result costs nothing.
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Callable
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from sqlglot import exp
 
 from quiver.engine import types as T
-from quiver.engine.analyzer import analyze, coerce, resolve_expression, resolve_name
+from quiver.engine.analyzer import analyze, coerce, outer_scope, resolve_expression, resolve_name
 from quiver.engine.errors import AnalysisException, ParseException
 from quiver.engine.expressions import (
     AggregateFunction, Alias, AttributeRef, Cast, Comparison, Expr, ScalarFunction, SortOrder, UnresolvedColumn,
@@ -71,7 +72,30 @@ class QueryTranslator:
 
     def __init__(self, session: "Session", text: str):
         self.session = session
-        self.exprs = ExpressionTranslator(text)
+        self.exprs = ExpressionTranslator(text, self._subquery)
+        # The clause being translated: its input columns and WITH scopes, which a subquery in it can see.
+        self._clause: tuple[tuple[AttributeRef, ...], Scopes] = ((), ())
+        # Inside a subquery, tables get fresh column ids: a decorrelated subquery is joined to
+        # the query around it, which may read the same view.
+        self._subquery_depth = 0
+
+    @contextmanager
+    def _in_clause(self, inputs: tuple[AttributeRef, ...], scopes: Scopes) -> Iterator[None]:
+        saved, self._clause = self._clause, (inputs, scopes)
+        try:
+            yield
+        finally:
+            self._clause = saved
+
+    def _subquery(self, node: exp.Expression) -> LogicalPlan:
+        """The plan of a subquery inside an expression; names it does not define may be the clause's columns."""
+        inputs, scopes = self._clause
+        self._subquery_depth += 1
+        try:
+            with outer_scope(inputs), self._in_clause((), scopes):
+                return self.query(node, scopes)
+        finally:
+            self._subquery_depth -= 1
 
     # ---------------------------------------------------------- queries
 
@@ -114,7 +138,14 @@ class QueryTranslator:
         child = self._from(node, scopes) if has_from else self._one_row()
         where = node.args.get("where")
         if where is not None:
-            child = analyze(Filter(child, self.exprs.clean(where.this)))
+            with self._in_clause(child.output, scopes):
+                child = analyze(Filter(child, self.exprs.clean(where.this)))
+        with self._in_clause(child.output, scopes):
+            return self._select_list(node, child, has_from, distinct)
+
+    def _select_list(self, node: exp.Select, child: LogicalPlan, has_from: bool, distinct: exp.Expression | None
+                     ) -> LogicalPlan:
+        """The select list, GROUP BY, HAVING, ORDER BY and LIMIT over the FROM/WHERE plan `child`."""
         items = self._select_items(node, child.output, has_from)
         order_node = node.args.get("order") or node.args.get("sort")
         orders = list(order_node.expressions) if order_node is not None else []
@@ -209,6 +240,13 @@ class QueryTranslator:
         return analyze(SubqueryAlias(plan, name)) if name else plan
 
     def _table(self, node: exp.Table, scopes: Scopes) -> LogicalPlan:
+        plan = self._named_plan(node, scopes)
+        if self._subquery_depth:
+            plan = analyze(Project(plan, tuple(Alias(a.with_qualifier(()), a.name) for a in plan.output)))
+        return plan
+
+    def _named_plan(self, node: exp.Table, scopes: Scopes) -> LogicalPlan:
+        """The plan a table name stands for: a WITH name in scope, else a temp view."""
         name = node.name
         full = ".".join(p.name for p in node.parts)
         if len(node.parts) == 1:

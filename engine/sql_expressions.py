@@ -25,8 +25,10 @@ from quiver.engine.errors import AnalysisException, ParseException
 from quiver.engine.expressions import (
     AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In,
     IsNotNull, IsNull, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar,
-    transform_expr, transform_expr_down,
+    new_expr_id, transform_expr, transform_expr_down,
 )
+from quiver.engine.plan import LogicalPlan
+from quiver.engine.subqueries import Exists, InSubquery, scalar_subquery
 
 # Calls whose syntax is more than `name(arg, ...)`; every other call stays exp.Anonymous.
 _SPECIAL_SYNTAX = ("CAST", "TRY_CAST", "EXTRACT", "TRIM", "SUBSTRING", "SUBSTR")
@@ -214,9 +216,7 @@ _PATTERNS = {exp.Like: "like", exp.ILike: "ilike", exp.RegexpLike: "rlike"}
 _SUFFIXED_NUMBER = re.compile(r"(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(BD|[LSYDF])", re.IGNORECASE)
 _TYPED_LITERAL_KEYWORD = re.compile(r"(?:^|[^\w`])(DATE|TIMESTAMP|TIMESTAMP_NTZ|TIMESTAMP_LTZ)\s*$", re.IGNORECASE)
 
-_SUBQUERY_HINT = ("subqueries inside expressions (scalar, IN, EXISTS) are not supported yet; rewrite with a join: "
-                  "`x IN (SELECT k ...)` as `LEFT SEMI JOIN ... ON x = k`, `NOT IN`/`NOT EXISTS` as `LEFT ANTI JOIN`, "
-                  "a scalar subquery as a CROSS JOIN with a one-row aggregate")
+_SUBQUERY_HINT = "IN, EXISTS and scalar subqueries are supported; rewrite this one with a join"
 
 
 # ---------------------------------------------------------------- translation
@@ -229,8 +229,10 @@ class ExpressionTranslator:
     `name_select_item` and pass everything else through `strip_display`.
     """
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, subquery_plan: Callable[[exp.Expression], LogicalPlan] | None = None):
         self.text = text
+        # Plans the query of a subquery expression in the scope of the clause being translated.
+        self.subquery_plan = subquery_plan
 
     def translate(self, node: exp.Expression) -> Expr:
         """The `Expr` for one sqlglot expression node."""
@@ -336,7 +338,23 @@ class ExpressionTranslator:
     # -- operators
 
     def _arithmetic(self, node: exp.Binary, op: str) -> Expr:
-        return BinaryArithmetic(op, self.translate(node.this), self.translate(node.expression))
+        left, right = node.this, node.expression
+        if op in ("+", "-") and isinstance(right, exp.Interval):
+            return self._interval_arithmetic(node, left, right, -1 if op == "-" else 1)
+        if op == "+" and isinstance(left, exp.Interval):
+            return self._interval_arithmetic(node, right, left, 1)
+        return BinaryArithmetic(op, self.translate(left), self.translate(right))
+
+    def _interval_arithmetic(self, node: exp.Binary, start: exp.Expression, interval: exp.Interval,
+                             sign: int) -> Expr:
+        """`d + INTERVAL '3' MONTH`: a date stays a date (months clamped to the month's end), a timestamp moves in time."""
+        months, days, micros = interval_parts(interval, self)
+        base = self.translate(start)
+        call = ScalarFunction("interval_add", (base, Literal(sign * months, T.IntegerType()),
+                                               Literal(sign * days, T.IntegerType()),
+                                               Literal(sign * micros, T.LongType())))
+        text = interval.sql(dialect="spark")
+        return SparkDisplay(call, (base,), "{} " + ("-" if sign < 0 else "+") + " " + text.replace("{", "{{").replace("}", "}}"))
 
     def _comparison(self, node: exp.Binary, op: str) -> Expr:
         return Comparison(op, self.translate(node.this), self.translate(node.expression))
@@ -389,8 +407,12 @@ class ExpressionTranslator:
         return self._maybe_negated(node, SparkDisplay(both, (x, low, high), "between({}, {}, {})"))
 
     def _in(self, node: exp.In) -> Expr:
-        if node.args.get("query") is not None or node.args.get("unnest") is not None:
-            raise self.unsupported(node, "IN (subquery)", _SUBQUERY_HINT)
+        if node.args.get("unnest") is not None:
+            raise self.unsupported(node, "IN UNNEST(...)")
+        query = node.args.get("query")
+        if query is not None:
+            plan = self._subquery_plan(query, "IN (subquery)", one_column=True)
+            return self._maybe_negated(node, InSubquery(plan, new_expr_id(), self.translate(node.this)))
         values = tuple(self.translate(v) for v in node.expressions)
         if not values:
             raise ParseException(f"IN needs at least one value: {node.sql(dialect='spark')!r}")
@@ -520,10 +542,21 @@ class ExpressionTranslator:
     # -- what Quiver SQL does not support yet, with what to do instead
 
     def _subquery(self, node: exp.Subquery) -> Expr:
-        raise self.unsupported(node, "a scalar subquery", _SUBQUERY_HINT)
+        return scalar_subquery(self._subquery_plan(node, "a scalar subquery", one_column=True))
 
     def _exists(self, node: exp.Exists) -> Expr:
-        raise self.unsupported(node, "EXISTS (subquery)", _SUBQUERY_HINT)
+        return Exists(self._subquery_plan(node.this, "EXISTS (subquery)", one_column=False), new_expr_id())
+
+    def _subquery_plan(self, node: exp.Expression, what: str, one_column: bool) -> LogicalPlan:
+        if self.subquery_plan is None:
+            raise self.unsupported(node, what, "subqueries are part of spark.sql() queries, not of F.expr() or filter(str)")
+        plan = self.subquery_plan(node)
+        if one_column and len(plan.output) != 1:
+            raise AnalysisException(
+                f"{what} must return exactly one column, but returns {len(plan.output)} "
+                f"({', '.join(a.name for a in plan.output)}): {node.sql(dialect='spark')!r}"
+            )
+        return plan
 
     def _any(self, node: exp.Any) -> Expr:
         raise self.unsupported(node, "ANY (subquery)", _SUBQUERY_HINT)
@@ -543,7 +576,8 @@ class ExpressionTranslator:
         raise self.unsupported(node, "a lambda function (x -> ...)")
 
     def _interval(self, node: exp.Interval) -> Expr:
-        raise self.unsupported(node, "an INTERVAL literal", "use date_add(d, n), add_months(d, n) or timestamp arithmetic in seconds")
+        raise self.unsupported(node, "an INTERVAL value outside date arithmetic",
+                                "add it to or subtract it from a date or timestamp: d + INTERVAL '3' MONTH")
 
     def _bracket(self, node: exp.Bracket) -> Expr:
         raise self.unsupported(node, "a subscript x[i]", "use element_at(array, i + 1) or element_at(map, key)")
@@ -660,3 +694,42 @@ __all__ = [
     "parse_expression", "parse_sql", "ExpressionTranslator", "SparkDisplay", "strip_display", "name_select_item",
     "display_name", "number_literal", "data_type", "sort_order", "AGGREGATES",
 ]
+
+
+# Interval units -> (months, days, microseconds) per unit.
+_INTERVAL_UNITS: dict[str, tuple[int, int, int]] = {
+    "YEAR": (12, 0, 0), "MONTH": (1, 0, 0), "WEEK": (0, 7, 0), "DAY": (0, 1, 0),
+    "HOUR": (0, 0, 3_600_000_000), "MINUTE": (0, 0, 60_000_000), "SECOND": (0, 0, 1_000_000),
+    "MILLISECOND": (0, 0, 1_000), "MICROSECOND": (0, 0, 1),
+}
+_INTERVAL_PART = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)")
+
+
+def _interval_unit(word: str) -> tuple[int, int, int] | None:
+    word = word.upper()
+    return _INTERVAL_UNITS.get(word) or (_INTERVAL_UNITS.get(word[:-1]) if word.endswith("S") else None)
+
+
+def interval_parts(node: exp.Interval, exprs: "ExpressionTranslator") -> tuple[int, int, int]:
+    """An INTERVAL literal as (months, days, microseconds): `INTERVAL '90' DAY`, `INTERVAL 3 MONTHS`, `INTERVAL '1 year 2 days'`."""
+    value = node.this
+    if not isinstance(value, exp.Literal):
+        raise exprs.unsupported(node, "an INTERVAL whose amount is not a literal", "use date_add(d, n) or add_months(d, n)")
+    unit = node.args.get("unit")
+    pairs = [(value.this, unit.name)] if unit is not None else _INTERVAL_PART.findall(str(value.this))
+    if not pairs or (unit is None and _INTERVAL_PART.sub("", str(value.this)).strip()):
+        raise ParseException(f"cannot read the interval {node.sql(dialect='spark')!r}; write it as "
+                             f"INTERVAL '<number>' <unit> with unit one of {', '.join(_INTERVAL_UNITS)}")
+    months = days = micros = 0
+    for amount, word in pairs:
+        per = _interval_unit(word)
+        if per is None:
+            raise ParseException(f"unknown interval unit {word!r} in {node.sql(dialect='spark')!r}; "
+                                 f"valid units: {', '.join(_INTERVAL_UNITS)}")
+        number = _decimal.Decimal(str(amount).strip())
+        if number != number.to_integral_value() and per[2] == 0:
+            raise ParseException(f"interval {word} amounts must be whole numbers: {node.sql(dialect='spark')!r}")
+        months += int(number) * per[0]
+        days += int(number) * per[1]
+        micros += int(number * per[2])
+    return months, days, micros

@@ -22,6 +22,14 @@ from quiver.executors.window import compute_windows
 from quiver.planners import physical as P
 
 RANGE_BATCH_ROWS = 1 << 16
+
+# Acero pulls each streaming input (a Python generator behind a RecordBatchReader) on Arrow's
+# IO thread pool, and a pipeline of nested joins and aggregates holds one of those threads per
+# level while it waits for the level below. With the default 8 threads, two tasks of a deep
+# TPC-H pipeline use them all and wait on each other forever; waiting threads cost nothing.
+ACERO_SOURCE_THREADS = 256
+if pa.io_thread_count() < ACERO_SOURCE_THREADS:
+    pa.set_io_thread_count(ACERO_SOURCE_THREADS)
 TOPK_CHUNK_ROWS = 1 << 20
 
 CPU_OPERATORS = frozenset({

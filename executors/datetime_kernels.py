@@ -106,6 +106,33 @@ def add_months(args: list[Value], rt: T.DataType) -> Value:
     return _date_result(dtf.days_from_civil(new_year, new_month, new_day), dates, count)
 
 
+def _add_months_to_days(days: np.ndarray, months: int) -> np.ndarray:
+    """Days since the epoch moved by whole months, clamped to the end of a shorter month."""
+    if months == 0:
+        return days
+    year, month, day = dtf.civil_from_days(days)
+    total = year * 12 + (month - 1) + months
+    new_year, new_month = np.floor_divide(total, 12), total % 12 + 1
+    return dtf.days_from_civil(new_year, new_month, np.minimum(day, dtf.days_in_month(new_year, new_month)))
+
+
+_MICROS_PER_DAY = 86_400_000_000
+
+
+@kernel("interval_add")
+def interval_add(args: list[Value], rt: T.DataType) -> Value:
+    """`start + INTERVAL m MONTHS d DAYS u MICROSECONDS`: months first (end-of-month clamped), then days and time."""
+    months, days, micros = (int(_constant(a, "interval_add", "interval part")) for a in args[1:])
+    start = args[0]
+    if isinstance(rt, T.DateType):
+        return _date_result(_add_months_to_days(_days(start), months) + days, start)
+    stamps = _as_timestamp(start)
+    raw = stamps.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    day, time_of_day = np.divmod(raw, _MICROS_PER_DAY)
+    shifted = (_add_months_to_days(day, months) + days) * _MICROS_PER_DAY + time_of_day + micros
+    return pa.array(shifted, pa.timestamp("us"), mask=stamps.is_null().to_numpy(zero_copy_only=False))
+
+
 @kernel("months_between", data=(0, 1))
 def months_between(args: list[Value], rt: T.DataType) -> Value:
     """Months from date2 to date1; whole when the days match or both are month ends, else by 31-day months."""

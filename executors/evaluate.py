@@ -133,6 +133,10 @@ def _compare_floats(op: str, left: Value, right: Value) -> Value:
 def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
     op = expr.op
     out_type = expr.dtype
+    if op != "/" and pa.types.is_decimal(left.type) and pa.types.is_decimal(right.type) \
+            and _exact_decimal_precision(op, left.type, right.type) > 38:
+        # The exact result needs more than 38 digits; compute it in 256 bits, then round to Spark's type.
+        left, right = (v.cast(pa.decimal256(v.type.precision, v.type.scale)) for v in (left, right))
     if op == "+":
         result = pc.add(left, right)
     elif op == "-":
@@ -146,10 +150,19 @@ def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
         result = _remainder(left, right)
     arrow_type = out_type.to_arrow()
     if result.type != arrow_type:
-        if pa.types.is_decimal(arrow_type) and pa.types.is_floating(result.type):
-            result = pc.round(result, arrow_type.scale)
+        if pa.types.is_decimal(arrow_type) and (pa.types.is_floating(result.type) or (
+                pa.types.is_decimal(result.type) and result.type.scale > arrow_type.scale)):
+            result = pc.round(result, arrow_type.scale, round_mode="half_towards_infinity")
         result = result.cast(arrow_type, safe=False)
     return result
+
+
+def _exact_decimal_precision(op: str, a: pa.Decimal128Type, b: pa.Decimal128Type) -> int:
+    """The digits Arrow's exact decimal +, -, * or % result takes (before Spark bounds it to 38)."""
+    if op == "*":
+        return a.precision + b.precision + 1
+    scale = max(a.scale, b.scale)
+    return max(a.precision - a.scale, b.precision - b.scale) + scale + 1
 
 
 def _null_if_zero_divisor(fn, left: Value, right: Value) -> Value:

@@ -9,17 +9,21 @@ from typing import Callable
 from quiver.engine.plan import LogicalPlan
 from quiver.planners.optimizer.collapse_projects import collapse_projects
 from quiver.planners.optimizer.constant_folding import fold_constants
+from quiver.planners.optimizer.factor_disjunctions import factor_disjunctions
 from quiver.planners.optimizer.limit_pushdown import push_down_limits
 from quiver.planners.optimizer.merge_filters import merge_filters
 from quiver.planners.optimizer.predicate_pushdown import push_down_predicates
 from quiver.planners.optimizer.prune_columns import prune_columns
 from quiver.planners.optimizer.simplify_filters import simplify_filters
+from quiver.planners.optimizer.subqueries import rewrite_subqueries
 
 Rule = Callable[[LogicalPlan], LogicalPlan]
 
 RULES: tuple[Rule, ...] = (
+    rewrite_subqueries,
     fold_constants,
     simplify_filters,
+    factor_disjunctions,
     merge_filters,
     push_down_predicates,
     push_down_limits,

@@ -13,11 +13,22 @@ import pyarrow.compute as pc
 
 
 @dataclass(frozen=True)
+class ColumnStatistics:
+    """What a source knows about one column: its range and nulls; None where unknown."""
+
+    min: Any = None
+    max: Any = None
+    null_count: int | None = None
+    distinct_count: int | None = None
+
+
+@dataclass(frozen=True)
 class SourceStatistics:
-    """What a source knows about itself before reading: drives broadcast and placement choices."""
+    """What a source knows about itself before reading: drives join order, broadcast and placement choices."""
 
     num_rows: int | None = None
     size_bytes: int | None = None
+    columns: dict[str, ColumnStatistics] = field(default_factory=dict)
 
 
 @runtime_checkable

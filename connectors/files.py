@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from quiver.connectors.base import ReadOptions, SourceStatistics
+from quiver.connectors.base import ColumnStatistics, ReadOptions, SourceStatistics
 from quiver.connectors.options import option_bool, read_options
 from quiver.connectors.paths import DataFile, FileListing, file_uri, list_files
 from quiver.engine.errors import AnalysisException, QuiverError, unknown_column
@@ -181,6 +181,7 @@ class FileSource:
         )
         self._schema: pa.Schema | None = None
         self._num_rows: int | None = None
+        self._columns: dict[str, ColumnStatistics] | None = None
 
     def describe(self) -> str:
         """`parquet [/data/sales] 3 files, partitioned by [year]`."""
@@ -215,7 +216,10 @@ class FileSource:
         if self._num_rows is None and self.listing.files:
             self._num_rows = self.format.count_rows(self.listing.files)
         num_rows = 0 if not self.listing.files else self._num_rows
-        return SourceStatistics(num_rows=num_rows, size_bytes=self.listing.total_bytes)
+        if self._columns is None:
+            read = getattr(self.format, "column_statistics", None)
+            self._columns = read(self.listing.files) if read is not None and self.listing.files else {}
+        return SourceStatistics(num_rows=num_rows, size_bytes=self.listing.total_bytes, columns=self._columns)
 
     def splits(self, target: int) -> Sequence[FileSplit]:
         """Files (large ones cut where the format can) packed in path order into about `target` splits."""

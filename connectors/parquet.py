@@ -10,7 +10,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from quiver.connectors.base import ReadOptions
+from quiver.connectors.base import ColumnStatistics, ReadOptions
 from quiver.connectors.files import FilePiece, FileReadError, partition_expression
 from quiver.connectors.options import option_bool, option_choice
 from quiver.connectors.paths import DataFile, file_uri
@@ -84,6 +84,31 @@ class ParquetFormat:
         if len(files) > MAX_FOOTERS:
             return None
         return sum(read_metadata(f.path).num_rows for f in files)
+
+    def column_statistics(self, files: Sequence[DataFile]) -> dict[str, ColumnStatistics]:
+        """Each top-level column's min, max and null count over every row group's footer statistics."""
+        if len(files) > MAX_FOOTERS:
+            return {}
+        merged: dict[str, list] = {}
+        for f in files:
+            meta = read_metadata(f.path)
+            for g in range(meta.num_row_groups):
+                rg = meta.row_group(g)
+                for c in range(rg.num_columns):
+                    column = rg.column(c)
+                    stats = column.statistics
+                    name = column.path_in_schema
+                    if stats is None or not stats.has_min_max or "." in name:
+                        merged[name] = [None, None, None, False]
+                        continue
+                    lo, hi, nulls, ok = merged.get(name, [stats.min, stats.max, 0, True])
+                    if not ok:
+                        continue
+                    try:
+                        merged[name] = [min(lo, stats.min), max(hi, stats.max), nulls + (stats.null_count or 0), True]
+                    except TypeError:
+                        merged[name] = [None, None, None, False]
+        return {n: ColumnStatistics(lo, hi, nulls) for n, (lo, hi, nulls, ok) in merged.items() if ok}
 
     def read_piece(
         self, piece: FilePiece, schema: pa.Schema, columns: list[str], predicate: pc.Expression | None,

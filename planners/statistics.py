@@ -1,22 +1,44 @@
-"""Size and row-count estimates of logical plans, for broadcast and placement decisions.
+"""Row-count, size and per-column estimates of logical plans, for join order, broadcast and placement.
 
-Estimates come from what leaves know (in-memory tables, Parquet metadata, file sizes) and
-simple selectivity guesses above them; -1 means unknown, which never broadcasts.
+Leaves know what their source knows (in-memory tables, Parquet footers: row counts and each
+column's min, max and nulls). Above them, filters scale rows by a selectivity read from
+those ranges (a date range covering a seventh of the column's span keeps a seventh of the
+rows), and an equi-join keeps |L|·|R| / max(distinct keys of either side). A column's
+distinct count is guessed from its integer span (TPC-H keys are dense) capped by the rows.
+-1 means unknown, which never broadcasts.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+import decimal
+from dataclasses import dataclass, field, replace
 
 from quiver.engine import plan as L
 from quiver.engine import types as T
+from quiver.engine.expressions import (
+    Alias, And, AttributeRef, Cast, Comparison, Expr, In, IsNotNull, IsNull, Literal, Not, Or, ScalarFunction,
+)
 
 FILTER_SELECTIVITY = 0.5
+EQUALITY_SELECTIVITY = 0.1
+RANGE_SELECTIVITY = 1 / 3
+LIKE_SELECTIVITY = 0.1
+
+
+@dataclass(frozen=True)
+class ColumnEstimate:
+    """A column's estimated distinct count and numeric range (None where unknown)."""
+
+    ndv: float | None = None
+    low: float | None = None
+    high: float | None = None
 
 
 @dataclass(frozen=True)
 class Estimate:
     rows: int
     size_bytes: int
+    columns: dict[int, ColumnEstimate] = field(default_factory=dict)
 
 
 def row_width(attrs) -> int:
@@ -40,52 +62,216 @@ def row_width(attrs) -> int:
 
 
 def estimate(plan: L.LogicalPlan) -> Estimate:
-    """Rows and bytes `plan` is expected to produce; (-1, -1) where nothing is known."""
+    """Rows, bytes and column estimates `plan` is expected to produce; rows -1 where nothing is known."""
     if isinstance(plan, L.LocalRelation):
         return Estimate(plan.table.num_rows, plan.table.nbytes)
     if isinstance(plan, L.RangeRelation):
         rows = L.plan_stats_rows(plan) or 0
         return Estimate(rows, rows * 8)
     if isinstance(plan, L.SourceScan):
-        stats = plan.source.statistics()
-        if stats.num_rows is not None:
-            rows = stats.num_rows
-            return Estimate(rows, rows * row_width(plan.output))
-        if stats.size_bytes is not None:
-            full = row_width([*_source_attrs(plan)]) or 1
-            return Estimate(-1, int(stats.size_bytes * row_width(plan.output) / full))
-        return Estimate(-1, -1)
+        return _scan(plan)
     kids = [estimate(c) for c in plan.children()]
     if isinstance(plan, L.Filter):
         k = kids[0]
-        return Estimate(_scale(k.rows, FILTER_SELECTIVITY), _scale(k.size_bytes, FILTER_SELECTIVITY))
+        return _scaled(k, selectivity(plan.condition, k), plan.output)
     if isinstance(plan, L.Project):
         k = kids[0]
+        columns = {}
+        for p in plan.projections:
+            source = p.child if isinstance(p, Alias) else p
+            if isinstance(source, AttributeRef) and source.expr_id in k.columns:
+                columns[p.expr_id] = k.columns[source.expr_id]
         if k.rows >= 0:
-            return Estimate(k.rows, k.rows * row_width(plan.output))
-        return k
+            return Estimate(k.rows, k.rows * row_width(plan.output), columns)
+        return replace(k, columns=columns)
+    if isinstance(plan, L.SubqueryAlias):
+        return kids[0]
     if isinstance(plan, L.Aggregate):
-        k = kids[0]
-        if not plan.grouping:
-            return Estimate(1, row_width(plan.output))
-        return Estimate(k.rows, k.rows * row_width(plan.output) if k.rows >= 0 else k.size_bytes)
+        return _aggregate(plan, kids[0])
     if isinstance(plan, L.Limit):
         k = kids[0]
         rows = plan.n if k.rows < 0 else min(plan.n, k.rows)
-        return Estimate(rows, rows * row_width(plan.output))
+        return Estimate(rows, rows * row_width(plan.output), k.columns)
     if isinstance(plan, L.Join):
-        a, b = kids
-        if plan.how in ("left_semi", "left_anti"):
-            return a
-        if a.rows < 0 or b.rows < 0:
-            return Estimate(-1, -1)
-        rows = a.rows * b.rows if plan.how == "cross" or plan.condition is None else max(a.rows, b.rows)
-        return Estimate(rows, rows * row_width(plan.output))
+        return _join(plan, kids[0], kids[1])
     if isinstance(plan, L.Union):
         if any(k.rows < 0 for k in kids):
             return Estimate(-1, -1)
         return Estimate(sum(k.rows for k in kids), sum(k.size_bytes for k in kids))
     return kids[0] if kids else Estimate(-1, -1)
+
+
+def _scan(plan: L.SourceScan) -> Estimate:
+    stats = plan.source.statistics()
+    if stats.num_rows is None:
+        if stats.size_bytes is not None:
+            full = row_width([*_source_attrs(plan)]) or 1
+            return Estimate(-1, int(stats.size_bytes * row_width(plan.output) / full))
+        return Estimate(-1, -1)
+    rows = stats.num_rows
+    columns = {}
+    for a in plan.output:
+        cs = getattr(stats, "columns", {}).get(a.name)
+        if cs is None:
+            continue
+        low, high = _number(cs.min), _number(cs.max)
+        ndv = cs.distinct_count
+        if ndv is None and low is not None and high is not None and _is_discrete(a.dtype):
+            ndv = min(rows, high - low + 1)
+        columns[a.expr_id] = ColumnEstimate(ndv, low, high)
+    return Estimate(rows, rows * row_width(plan.output), columns)
+
+
+def _is_discrete(t: T.DataType) -> bool:
+    return isinstance(t, (T.IntegerType, T.LongType, T.ShortType, T.ByteType, T.DateType))
+
+
+def _number(v) -> float | None:
+    """A statistic or literal as a number on one axis: dates as day numbers, decimals as floats."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, dt.datetime):
+        return v.timestamp() / 86400
+    if isinstance(v, dt.date):
+        return float(v.toordinal() - 719163)
+    if isinstance(v, (int, float, decimal.Decimal)):
+        return float(v)
+    return None
+
+
+def _scaled(k: Estimate, fraction: float, output) -> Estimate:
+    if k.rows < 0:
+        return Estimate(-1, _scale(k.size_bytes, fraction), k.columns)
+    rows = max(1, int(k.rows * fraction)) if k.rows else 0
+    columns = {i: replace(c, ndv=min(c.ndv, rows) if c.ndv is not None else None) for i, c in k.columns.items()}
+    return Estimate(rows, rows * row_width(output), columns)
+
+
+def _aggregate(plan: L.Aggregate, k: Estimate) -> Estimate:
+    if not plan.grouping:
+        return Estimate(1, row_width(plan.output))
+    if k.rows < 0:
+        return Estimate(-1, k.size_bytes)
+    groups = 1.0
+    for g in plan.grouping:
+        c = k.columns.get(g.expr_id) if isinstance(g, AttributeRef) else None
+        groups *= c.ndv if c is not None and c.ndv else max(k.rows, 1) ** 0.5
+    rows = int(min(k.rows, groups))
+    columns = {a.expr_id: k.columns[a.expr_id] for a in plan.output if a.expr_id in k.columns}
+    return Estimate(rows, rows * row_width(plan.output), columns)
+
+
+def equi_keys(condition: Expr | None, left_ids: set[int], right_ids: set[int]) -> list[tuple[AttributeRef, AttributeRef]]:
+    """The (left column, right column) equality pairs of a join condition."""
+    from quiver.engine.expressions import split_conjuncts
+
+    pairs = []
+    for c in split_conjuncts(condition):
+        if isinstance(c, Comparison) and c.op in ("=", "<=>") and isinstance(c.left, AttributeRef) \
+                and isinstance(c.right, AttributeRef):
+            if c.left.expr_id in left_ids and c.right.expr_id in right_ids:
+                pairs.append((c.left, c.right))
+            elif c.right.expr_id in left_ids and c.left.expr_id in right_ids:
+                pairs.append((c.right, c.left))
+    return pairs
+
+
+def join_rows(a: Estimate, b: Estimate, pairs: list[tuple[AttributeRef, AttributeRef]]) -> float:
+    """|A ⋈ B| = |A|·|B| / max(distinct keys of A, of B); composite keys count at most one per row."""
+    if not pairs:
+        return float(a.rows) * b.rows
+    left_ndv = right_ndv = 1.0
+    for l, r in pairs:
+        left_ndv *= _ndv(a, l)
+        right_ndv *= _ndv(b, r)
+    left_ndv, right_ndv = min(left_ndv, max(a.rows, 1)), min(right_ndv, max(b.rows, 1))
+    return float(a.rows) * b.rows / max(left_ndv, right_ndv, 1.0)
+
+
+def _ndv(e: Estimate, a: AttributeRef) -> float:
+    c = e.columns.get(a.expr_id)
+    return c.ndv if c is not None and c.ndv else max(e.rows, 1)
+
+
+def _join(plan: L.Join, a: Estimate, b: Estimate) -> Estimate:
+    if plan.how in ("left_semi", "left_anti"):
+        return a
+    if a.rows < 0 or b.rows < 0:
+        return Estimate(-1, -1)
+    left_ids = {x.expr_id for x in plan.left.output}
+    right_ids = {x.expr_id for x in plan.right.output}
+    if plan.how == "cross" or plan.condition is None:
+        rows = float(a.rows) * b.rows
+    else:
+        rows = join_rows(a, b, equi_keys(plan.condition, left_ids, right_ids))
+        if plan.how in ("left", "full"):
+            rows = max(rows, a.rows)
+        if plan.how in ("right", "full"):
+            rows = max(rows, b.rows)
+    rows_int = int(min(rows, 1 << 62))
+    columns = {i: replace(c, ndv=min(c.ndv, rows_int) if c.ndv is not None else None)
+               for i, c in {**a.columns, **b.columns}.items()}
+    return Estimate(rows_int, rows_int * row_width(plan.output), columns)
+
+
+# ---------------------------------------------------------------- selectivity
+
+
+def selectivity(e: Expr, k: Estimate) -> float:
+    """The fraction of rows a condition keeps, from column ranges and distinct counts where known."""
+    if isinstance(e, And):
+        return selectivity(e.left, k) * selectivity(e.right, k)
+    if isinstance(e, Or):
+        a, b = selectivity(e.left, k), selectivity(e.right, k)
+        return min(1.0, a + b - a * b)
+    if isinstance(e, Not):
+        return max(0.0, 1.0 - selectivity(e.child, k))
+    if isinstance(e, IsNotNull):
+        return 1.0
+    if isinstance(e, IsNull):
+        return 0.05
+    if isinstance(e, In):
+        c = _column(e.child, k)
+        if c is not None and c.ndv:
+            return min(1.0, len(e.values) / c.ndv)
+        return min(1.0, EQUALITY_SELECTIVITY * len(e.values))
+    if isinstance(e, Comparison):
+        return _comparison(e, k)
+    if isinstance(e, ScalarFunction) and e.name in ("like", "rlike", "startswith", "endswith", "contains"):
+        return LIKE_SELECTIVITY
+    if isinstance(e, Literal):
+        return 1.0 if e.value is True else 0.0
+    return FILTER_SELECTIVITY
+
+
+def _column(e: Expr, k: Estimate) -> ColumnEstimate | None:
+    while isinstance(e, Cast):
+        e = e.child
+    return k.columns.get(e.expr_id) if isinstance(e, AttributeRef) else None
+
+
+def _literal(e: Expr) -> float | None:
+    while isinstance(e, Cast):
+        e = e.child
+    return _number(e.value) if isinstance(e, Literal) else None
+
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<=>": "<=>"}
+
+
+def _comparison(e: Comparison, k: Estimate) -> float:
+    op, col, value = e.op, _column(e.left, k), _literal(e.right)
+    if col is None and value is None:
+        op, col, value = _FLIPPED.get(e.op, e.op), _column(e.right, k), _literal(e.left)
+    if col is None:
+        return EQUALITY_SELECTIVITY if op in ("=", "<=>") else RANGE_SELECTIVITY
+    if op in ("=", "<=>"):
+        return 1.0 / col.ndv if col.ndv else EQUALITY_SELECTIVITY
+    if value is None or col.low is None or col.high is None or col.high <= col.low:
+        return RANGE_SELECTIVITY
+    span = col.high - col.low
+    below = min(max((value - col.low) / span, 0.0), 1.0)
+    return max(below if op in ("<", "<=") else 1.0 - below, 1.0 / max(k.rows, 1))
 
 
 def _scale(v: int, f: float) -> int:

@@ -10,6 +10,7 @@ from quiver.engine.plan import LogicalPlan
 from quiver.planners.optimizer.collapse_projects import collapse_projects
 from quiver.planners.optimizer.constant_folding import fold_constants
 from quiver.planners.optimizer.factor_disjunctions import factor_disjunctions
+from quiver.planners.optimizer.join_reorder import reorder_joins
 from quiver.planners.optimizer.limit_pushdown import push_down_limits
 from quiver.planners.optimizer.merge_filters import merge_filters
 from quiver.planners.optimizer.predicate_pushdown import push_down_predicates
@@ -35,7 +36,22 @@ MAX_ITERATIONS = 20
 
 
 def optimize(plan: LogicalPlan, rules: tuple[Rule, ...] = RULES) -> tuple[LogicalPlan, list[str]]:
-    """Apply `rules` in order until none changes the plan; returns the plan and the rules that fired."""
+    """Rules to a fixed point, join reordering once on the result, then the rules again (as Spark's batches).
+
+    Reordering needs filters already pushed to the join inputs, where their selectivity is
+    estimated; the second pass moves the conditions it created and prunes columns again.
+    """
+    plan, fired = _fixed_point(plan, rules)
+    if rules is not RULES:
+        return plan, fired
+    reordered = reorder_joins(plan)
+    if reordered == plan:
+        return plan, fired
+    plan, again = _fixed_point(reordered, rules)
+    return plan, list(dict.fromkeys(fired + ["reorder_joins"] + again))
+
+
+def _fixed_point(plan: LogicalPlan, rules: tuple[Rule, ...]) -> tuple[LogicalPlan, list[str]]:
     fired: list[str] = []
     for _ in range(MAX_ITERATIONS):
         changed = False

@@ -16,7 +16,7 @@ from quiver.engine import types as T
 from quiver.engine.errors import AnalysisException, UnresolvedColumnError, unknown_column
 from quiver.engine.expressions import (
     AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
-    In, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar,
+    In, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UNBOUNDED, UnresolvedColumn, UnresolvedStar,
     WindowExpression, WindowFunction, contains_aggregate, contains_window, new_expr_id, output_name,
     transform_expr, wider_type, wider_type_of,
 )
@@ -111,6 +111,17 @@ def _check_window(e: WindowExpression) -> None:
         raise AnalysisException(f"aggregate {f.sql()} over a window cannot contain another aggregate")
     if not isinstance(f, (AggregateFunction, WindowFunction)):
         raise AnalysisException(f"{f.sql()} cannot be used with OVER; use a window or aggregate function")
+    if e.frame is not None and e.frame[0] == "range" and any(b not in _FRAME_EDGES for b in e.frame[1:]):
+        if len(e.order_by) != 1 or not isinstance(e.order_by[0].dtype, T.NumericType):
+            keys = ", ".join(f"{o.sql()} ({o.dtype.simpleString()})" for o in e.order_by) or "none"
+            raise AnalysisException(
+                f"a RANGE frame with offsets needs exactly one numeric ORDER BY key, got {keys}: {e.sql()}; "
+                "use a ROWS frame to count rows instead"
+            )
+
+
+# Frame bounds that are not value offsets: UNBOUNDED PRECEDING, UNBOUNDED FOLLOWING, CURRENT ROW.
+_FRAME_EDGES = (UNBOUNDED, -UNBOUNDED - 1, 0)
 
 
 def _resolve_aggregate(node: Aggregate) -> LogicalPlan:

@@ -773,7 +773,12 @@ class WindowFunction(Expr):
         return self.name in ("lag", "lead")
 
     def sql(self) -> str:
-        return f"{self.name}({', '.join(a.sql() for a in self.args)})"
+        name = self.name.upper() if self.name in _UPPER_CASE_WINDOW_FUNCTIONS else self.name
+        return f"{name}({', '.join(a.sql() for a in self.args)})"
+
+
+# Spark shows these three in upper case in column names (RANK() OVER ...), the others as written.
+_UPPER_CASE_WINDOW_FUNCTIONS = frozenset({"rank", "dense_rank", "percent_rank"})
 
 
 @dataclass(frozen=True)
@@ -814,14 +819,15 @@ class WindowExpression(Expr):
 
 
     def _display_frame(self) -> tuple[str, int, int]:
-        """The frame Spark prints: ranking functions run over ROWS up to the current row, lag/lead over one row."""
+        """The frame Spark prints: ranking functions run over ROWS up to the current row (cume_dist over
+        RANGE), lag/lead over one row."""
         f = self.function
         if self.frame is None and isinstance(f, WindowFunction):
             if f.name in ("lag", "lead"):
                 offset = int(f.args[1].value) if isinstance(f.args[1], Literal) else 1
                 k = -offset if f.name == "lag" else offset
                 return ("rows", k, k)
-            return ("rows", UNBOUNDED, 0)
+            return ("range" if f.name == "cume_dist" else "rows", UNBOUNDED, 0)
         return self.effective_frame
 
 

@@ -2,7 +2,8 @@
 
 sqlglot parses the text (the dialect and the expression half live in `sql_expressions`);
 this module turns the query tree into plan nodes: FROM with joins, WHERE, GROUP BY and
-HAVING, the select list, DISTINCT, ORDER BY, LIMIT, set operations and WITH.
+HAVING, the select list with its windows (`sql_windows`), QUALIFY, DISTINCT, ORDER BY, LIMIT,
+set operations and WITH. Temp-view statements are run by `sql_views`.
 
 Each clause's plan is analyzed as soon as it is built, so the clause above it sees real
 columns: USING joins need both sides' keys, ordinals and select-list aliases need the select
@@ -22,14 +23,17 @@ from quiver.engine.analyzer import analyze, coerce, outer_scope, resolve_express
 from quiver.engine.errors import AnalysisException, ParseException
 from quiver.engine.expressions import (
     AggregateFunction, Alias, AttributeRef, Cast, Comparison, Expr, ScalarFunction, SortOrder, UnresolvedColumn,
-    UnresolvedStar, conjoin, contains_aggregate, strip_alias, substitute_attributes, wider_type,
+    UnresolvedStar, WindowExpression, conjoin, contains_aggregate, contains_window, strip_alias,
+    substitute_attributes, wider_type,
 )
 from quiver.engine.plan import (
     Aggregate, Filter, Join, Limit, LogicalPlan, Project, Sort, SubqueryAlias, Union,
 )
 from quiver.engine.sql_expressions import (
-    ExpressionTranslator, name_select_item, parse_expression, parse_sql, sort_order,
+    ExpressionTranslator, display_name, name_select_item, parse_expression, parse_sql, sort_order,
 )
+from quiver.engine.sql_views import STATEMENTS, run_statement
+from quiver.engine.sql_windows import WindowInputs, aggregates_rows
 
 if TYPE_CHECKING:
     from quiver.engine.session import Session
@@ -40,29 +44,34 @@ Scopes = tuple[dict[str, LogicalPlan], ...]
 # Select clauses Quiver does not run yet, and what the user can do instead.
 _UNSUPPORTED_CLAUSES = {
     "laterals": ("LATERAL VIEW", "use the DataFrame API: df.select(F.explode(...))"),
-    "windows": ("a WINDOW clause", "use the DataFrame API with Window"),
-    "qualify": ("QUALIFY", ""),
     "distribute": ("DISTRIBUTE BY", "use df.repartition(...)"),
     "cluster": ("CLUSTER BY", "use df.repartition(...).sortWithinPartitions(...)"),
     "offset": ("OFFSET", "use LIMIT, or a row_number() window in the DataFrame API"),
     "pivots": ("PIVOT", "use df.groupBy(...).pivot(...)"),
 }
 
-# Hidden columns carry HAVING conditions and ORDER BY keys the select list does not show.
+# Hidden columns carry HAVING and QUALIFY conditions and ORDER BY keys the select list does not show.
 _HAVING_COLUMN = "__quiver_having"
+_QUALIFY_COLUMN = "__quiver_qualify"
 _SORT_COLUMN = "__quiver_sort_{}"
 
 
 def sql_to_plan(session: "Session", query: str) -> LogicalPlan:
-    """The plan of one Spark SQL query (SELECT, WITH, VALUES, set operations) over the session's temp views."""
+    """The plan of one Spark SQL query (SELECT, WITH, VALUES, set operations) over the session's temp views.
+
+    A temp-view statement (CREATE VIEW, DROP VIEW, CACHE TABLE, ...) runs now and gives an empty plan.
+    """
     nodes = parse_sql(query, "SQL query")
     if len(nodes) != 1:
         raise ParseException(f"spark.sql() runs one statement at a time, but got {len(nodes)}: {query!r}")
     node = nodes[0]
+    if isinstance(node, STATEMENTS):
+        return run_statement(session, node, lambda q: QueryTranslator(session, query).query(q, ()))
     if not isinstance(node, (exp.Query, exp.Values)):
         raise ParseException(
-            f"only queries are supported (SELECT, WITH, VALUES, UNION/INTERSECT/EXCEPT), not a "
-            f"{node.key.upper()} statement: {query!r}; register data with df.createOrReplaceTempView(name)"
+            f"only queries (SELECT, WITH, VALUES, UNION/INTERSECT/EXCEPT) and temp-view statements (CREATE/DROP "
+            f"TEMPORARY VIEW, CACHE/UNCACHE TABLE) are supported, not a {node.key.upper()} statement: {query!r}; "
+            "register data with df.createOrReplaceTempView(name)"
         )
     return QueryTranslator(session, query).query(node, ())
 
@@ -136,12 +145,15 @@ class QueryTranslator:
             raise self.exprs.unsupported(node, "DISTINCT ON")
         has_from = (node.args.get("from_") or node.args.get("from")) is not None
         child = self._from(node, scopes) if has_from else self._one_row()
-        where = node.args.get("where")
-        if where is not None:
+        with self.exprs.window_clause(node.args.get("windows") or []):
+            where = node.args.get("where")
+            if where is not None:
+                with self._in_clause(child.output, scopes):
+                    condition = self.exprs.clean(where.this)
+                    _no_window_in(condition, "WHERE", "filter on a window function with QUALIFY")
+                    child = analyze(Filter(child, condition))
             with self._in_clause(child.output, scopes):
-                child = analyze(Filter(child, self.exprs.clean(where.this)))
-        with self._in_clause(child.output, scopes):
-            return self._select_list(node, child, has_from, distinct)
+                return self._select_list(node, child, has_from, distinct)
 
     def _select_list(self, node: exp.Select, child: LogicalPlan, has_from: bool, distinct: exp.Expression | None
                      ) -> LogicalPlan:
@@ -150,12 +162,17 @@ class QueryTranslator:
         order_node = node.args.get("order") or node.args.get("sort")
         orders = list(order_node.expressions) if order_node is not None else []
         group, having = node.args.get("group"), node.args.get("having")
-        is_aggregate = (group is not None or having is not None or any(contains_aggregate(i) for i in items)
-                        or any(contains_aggregate(self.exprs.clean(o.this)) for o in orders))
+        order_exprs = [self.exprs.clean(o.this) for o in orders]
+        is_aggregate = (group is not None or having is not None or any(aggregates_rows(i) for i in items)
+                        or any(aggregates_rows(o) for o in order_exprs))
         # SORT BY sorts within each partition; ORDER BY sorts globally.
         is_global = node.args.get("order") is not None
         select = _SelectBuilder(self, child, tuple(items), distinct is not None, is_global)
-        plan = select.aggregate(group, having, orders) if is_aggregate else select.project(orders)
+        qualify = node.args.get("qualify")
+        condition = select.qualify(qualify, is_aggregate) if qualify is not None else None
+        windowed = condition is not None or any(contains_window(e) for e in items + order_exprs)
+        plan = (select.aggregate(group, having, orders, condition, windowed) if is_aggregate
+                else select.project(orders, condition))
         return self._limit(plan, node)
 
     def _select_items(self, node: exp.Select, inputs: tuple[AttributeRef, ...], has_from: bool) -> list[Expr]:
@@ -201,7 +218,7 @@ class QueryTranslator:
         if ordinal is not None:
             return sort_order(_by_position(ordinal, output, "ORDER BY", where), node)
         e = self.exprs.clean(node.this)
-        if contains_aggregate(e):
+        if contains_aggregate(e) or contains_window(e):
             return None
         try:
             return sort_order(resolve_expression(e, output), node)
@@ -394,28 +411,78 @@ class _SelectBuilder:
         self.is_global = is_global
         self.aliases = {i.name.lower(): i.child for i in items if isinstance(i, Alias)}
 
-    def project(self, orders: list[exp.Ordered]) -> LogicalPlan:
-        base = analyze(Project(self.child, self.items))
-        return self._finish(lambda extra: analyze(Project(self.child, self.items + extra)), base, None, orders)
+    def project(self, orders: list[exp.Ordered], qualify: Alias | None) -> LogicalPlan:
+        """A SELECT without grouping: the select list, windows included, over the FROM/WHERE rows."""
+        def build(extra: tuple[Expr, ...]) -> LogicalPlan:
+            return analyze(Project(self.child, self.items + extra))
+        return self._finish(build, build(()), None, qualify, orders)
 
-    def aggregate(self, group: exp.Group | None, having: exp.Having | None, orders: list[exp.Ordered]) -> LogicalPlan:
+    def aggregate(self, group: exp.Group | None, having: exp.Having | None, orders: list[exp.Ordered],
+                  qualify: Alias | None, windowed: bool) -> LogicalPlan:
+        """A grouped SELECT; with windows, they run over the groups that HAVING keeps."""
         grouping = self._grouping(group)
-        base = analyze(Aggregate(self.child, grouping, self.items))
-        condition = None
+        condition = self._having(having) if having is not None else None
+        if windowed:
+            def build_windowed(extra: tuple[Expr, ...]) -> LogicalPlan:
+                return self._windowed_aggregate(grouping, condition, self.items + extra)
+            return self._finish(build_windowed, build_windowed(()), None, qualify, orders)
+
+        def build(extra: tuple[Expr, ...]) -> LogicalPlan:
+            return analyze(Aggregate(self.child, grouping, self.items + extra))
+        return self._finish(build, build(()), condition, None, orders)
+
+    def qualify(self, node: exp.Qualify, is_aggregate: bool) -> Alias:
+        """The QUALIFY condition as a hidden column; a grouped query reads select-list aliases first, like HAVING."""
+        condition = self._with_aliases(self.q.exprs.clean(node.this), alias_first=is_aggregate)
+        if not contains_window(condition) and not any(contains_window(i) for i in self.items):
+            raise AnalysisException(
+                f"QUALIFY {node.this.sql(dialect='spark')} needs a window function in the select list or in the "
+                "QUALIFY condition; to filter rows without one, use WHERE (or HAVING after GROUP BY)"
+            )
+        return Alias(condition, _QUALIFY_COLUMN)
+
+    def _having(self, node: exp.Having) -> Alias:
+        condition = self._with_aliases(self.q.exprs.clean(node.this), alias_first=True)
+        _no_window_in(condition, "HAVING", "filter on a window function with QUALIFY")
+        return Alias(condition, _HAVING_COLUMN)
+
+    def _windowed_aggregate(self, grouping: tuple[Expr, ...], having: Alias | None, items: tuple[Expr, ...]
+                            ) -> LogicalPlan:
+        """GROUP BY with windows: the aggregate, filtered by HAVING, computes what the windows read; a projection
+        above it runs the windows over the groups, as Spark plans `rank() OVER (ORDER BY sum(v))`.
+        """
+        inputs = WindowInputs()
+        plain: list[Expr] = []
+        slots: list[int | Alias] = []
+        for item in self._expand_stars(items):
+            if contains_window(item):
+                name = item.name if isinstance(item, Alias) else display_name(item, self.child.output)
+                slots.append(Alias(inputs.lift(strip_alias(item)), name))
+            else:
+                slots.append(len(plain))
+                plain.append(item)
+        aggregates = tuple(plain) + tuple(inputs.columns) + ((having,) if having is not None else ())
+        plan = analyze(Aggregate(self.child, grouping, aggregates))
         if having is not None:
-            cond = self._with_aliases(self.q.exprs.clean(having.this), alias_first=True)
-            condition = Alias(cond, _HAVING_COLUMN)
-        return self._finish(lambda extra: analyze(Aggregate(self.child, grouping, self.items + extra)),
-                            base, condition, orders)
+            plan = analyze(Filter(plan, plan.output[-1]))
+        return analyze(Project(plan, tuple(plan.output[s] if isinstance(s, int) else s for s in slots)))
+
+    def _expand_stars(self, items: tuple[Expr, ...]) -> list[Expr]:
+        out: list[Expr] = []
+        for item in items:
+            out.extend(analyze(Project(self.child, (item,))).output if isinstance(item, UnresolvedStar) else (item,))
+        return out
 
     def _finish(self, build: Callable[[tuple[Expr, ...]], LogicalPlan], base: LogicalPlan, having: Alias | None,
-                orders: list[exp.Ordered]) -> LogicalPlan:
-        """Sort and filter on hidden columns as needed, then keep only the select list's columns.
+                qualify: Alias | None, orders: list[exp.Ordered]) -> LogicalPlan:
+        """Filter and sort on hidden columns as needed, then keep only the select list's columns.
 
         `base` is the select list alone; `build(extra)` rebuilds it with hidden columns appended.
+        HAVING filters before QUALIFY, and both before DISTINCT and ORDER BY.
         """
         visible = base.output
-        hidden: list[Expr] = [having] if having is not None else []
+        conditions: list[Expr] = [c for c in (having, qualify) if c is not None]
+        hidden: list[Expr] = list(conditions)
         keys: list[SortOrder | int] = []
         for o in orders:
             key = self.q.order_key(o, visible, "the select list")
@@ -439,8 +506,8 @@ class _SelectBuilder:
             keys = [sort_order(extra[k], o) if isinstance(k, int) else
                     SortOrder(substitute_attributes(k.child, remap), k.ascending, k.nulls_first)
                     for k, o in zip(keys, orders)]
-            if having is not None:
-                plan = analyze(Filter(plan, extra[0]))
+            for condition in extra[:len(conditions)]:
+                plan = analyze(Filter(plan, condition))
         if self.distinct:
             plan = _distinct(analyze(Project(plan, visible)) if len(plan.output) > len(visible) else plan)
         if keys:
@@ -473,6 +540,7 @@ class _SelectBuilder:
                 grouping.append(strip_alias(item))
                 continue
             e = self.q.exprs.clean(g)
+            _no_window_in(e, "GROUP BY", "group by the window's input columns instead")
             # A select-list alias counts only where the name is not a column of the FROM clause (Spark's rule).
             if isinstance(e, UnresolvedColumn) and len(e.parts) == 1 and e.parts[0].lower() in self.aliases \
                     and not _resolves(e, inputs):
@@ -488,7 +556,7 @@ class _SelectBuilder:
         for item in self.items:
             if isinstance(item, UnresolvedStar):
                 grouping.extend(analyze(Project(self.child, (item,))).output)
-            elif not contains_aggregate(item):
+            elif not aggregates_rows(item) and not contains_window(item):
                 grouping.append(strip_alias(item))
         return tuple(grouping)
 
@@ -584,6 +652,13 @@ def _item_at(ordinal: int, items: tuple[Expr, ...], clause: str) -> Expr:
             + ")"
         )
     return items[ordinal - 1]
+
+
+def _no_window_in(e: Expr, clause: str, hint: str) -> None:
+    """Spark evaluates windows after WHERE, GROUP BY and HAVING, so none of those may contain one."""
+    if contains_window(e):
+        window = next(x for x in e.walk() if isinstance(x, WindowExpression))
+        raise AnalysisException(f"window functions are not allowed in {clause}: {window.sql()}; {hint}")
 
 
 def _resolves(e: UnresolvedColumn, inputs: tuple[AttributeRef, ...]) -> bool:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import sqlglot
 from sqlglot import exp
@@ -25,7 +26,7 @@ from quiver.engine.errors import AnalysisException, ParseException
 from quiver.engine.expressions import (
     AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In,
     IsNotNull, IsNull, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar,
-    new_expr_id, transform_expr, transform_expr_down,
+    WINDOW_FUNCTIONS, contains_window, new_expr_id, transform_expr, transform_expr_down,
 )
 from quiver.engine.plan import LogicalPlan
 from quiver.engine.subqueries import Exists, InSubquery, scalar_subquery
@@ -218,6 +219,9 @@ _TYPED_LITERAL_KEYWORD = re.compile(r"(?:^|[^\w`])(DATE|TIMESTAMP|TIMESTAMP_NTZ|
 
 _SUBQUERY_HINT = "IN, EXISTS and scalar subqueries are supported; rewrite this one with a join"
 
+# Spark window functions Quiver does not compute yet: named so the error says so.
+UNSUPPORTED_WINDOW_FUNCTIONS = frozenset({"nth_value"})
+
 
 # ---------------------------------------------------------------- translation
 
@@ -233,6 +237,19 @@ class ExpressionTranslator:
         self.text = text
         # Plans the query of a subquery expression in the scope of the clause being translated.
         self.subquery_plan = subquery_plan
+        # The WINDOW clause of the SELECT being translated: name -> definition.
+        self.windows: dict[str, exp.Window] = {}
+
+    @contextmanager
+    def window_clause(self, definitions: list[exp.Window]) -> Iterator[None]:
+        """Translate one SELECT's expressions with its WINDOW clause's names (and no outer query's) in scope."""
+        from quiver.engine.sql_windows import named_windows
+
+        saved, self.windows = self.windows, named_windows(definitions)
+        try:
+            yield
+        finally:
+            self.windows = saved
 
     def translate(self, node: exp.Expression) -> Expr:
         """The `Expr` for one sqlglot expression node."""
@@ -456,6 +473,9 @@ class ExpressionTranslator:
     def _anonymous(self, node: exp.Anonymous) -> Expr:
         name = node.name.lower()
         args = list(node.expressions)
+        if name in WINDOW_FUNCTIONS or name in UNSUPPORTED_WINDOW_FUNCTIONS:
+            raise AnalysisException(f"window function {node.sql(dialect='spark')} requires an OVER clause, e.g. "
+                                    f"{name}({'x' if args else ''}) OVER (PARTITION BY k ORDER BY x)")
         if name in AGGREGATES:
             return self._aggregate(node, name, args)
         if name in _UNSUPPORTED_AGGREGATES:
@@ -497,16 +517,23 @@ class ExpressionTranslator:
             raise ParseException(f"'*' is only valid as count(*), not in {name}(): {node.sql(dialect='spark')!r}")
         if not args:
             raise ParseException(f"{name}() needs an argument, e.g. {name}(x)")
-        return AggregateFunction(internal, tuple(self.translate(a) for a in args), distinct, ignore_nulls, display)
+        translated = tuple(self.translate(a) for a in args)
+        if any(contains_window(a) for a in translated):
+            raise AnalysisException(f"a window function cannot be used inside the aggregate function {name}(): "
+                                    f"{node.sql(dialect='spark')!r}; compute the window in a subquery first")
+        return AggregateFunction(internal, translated, distinct, ignore_nulls, display)
 
     def _ignorenulls(self, node: exp.IgnoreNulls) -> Expr:
         inner = self.translate(node.this)
         if isinstance(inner, AggregateFunction) and inner.name in ("first", "last", "any_value"):
-            return AggregateFunction(inner.name, inner.args, inner.distinct, True, inner.display)
+            return AggregateFunction(inner.name, inner.args, inner.distinct, True, _null_clause_display(inner))
         raise self.unsupported(node, "IGNORE NULLS outside first(), last() and any_value()")
 
     def _respectnulls(self, node: exp.RespectNulls) -> Expr:
-        return self.translate(node.this)
+        inner = self.translate(node.this)
+        if isinstance(inner, AggregateFunction) and inner.name in ("first", "last", "any_value"):
+            return AggregateFunction(inner.name, inner.args, inner.distinct, False, _null_clause_display(inner))
+        return inner
 
     def _substring(self, node: exp.Substring) -> Expr:
         args = [node.this, node.args.get("start"), node.args.get("length")]
@@ -565,8 +592,9 @@ class ExpressionTranslator:
         raise self.unsupported(node, "ALL (subquery)", _SUBQUERY_HINT)
 
     def _window(self, node: exp.Window) -> Expr:
-        raise self.unsupported(node, "a window function (OVER ...)",
-                                "use the DataFrame API: F.sum('x').over(Window.partitionBy('k'))")
+        from quiver.engine.sql_windows import translate_window
+
+        return translate_window(self, node)
 
     def _filter(self, node: exp.Filter) -> Expr:
         raise self.unsupported(node, "an aggregate FILTER (WHERE ...) clause",
@@ -599,6 +627,11 @@ _HANDLERS: dict[type, str] = {
     exp.Any: "_any", exp.All: "_all", exp.Window: "_window", exp.Filter: "_filter", exp.Lambda: "_lambda",
     exp.Interval: "_interval", exp.Bracket: "_bracket", exp.Tuple: "_tuple",
 }
+
+
+def _null_clause_display(f: AggregateFunction) -> str | None:
+    """Spark names `first_value(x) IGNORE NULLS` (and RESPECT NULLS) first(x): the clause drops the alias."""
+    return None if f.display in ("first_value", "last_value") else f.display
 
 
 def _counts_rows(arg: exp.Expression) -> bool:

@@ -1,0 +1,167 @@
+"""Each engine of the TPC-H benchmark started in this process, with one function that runs one query.
+
+A run is the whole of what a user waits for: register the query's tables over their Parquet files (views,
+or lazy scans for Polars), execute, and materialize the answer in the engine's client form (an Arrow table,
+or a Polars DataFrame). Nothing is cached between runs. Turning an answer into Arrow for the cross-engine
+check is kept apart, outside any timer.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from benchmarks.tpch.queries import sql_text
+
+ENGINES = ("quiver", "duckdb", "polars", "pyspark")
+FORMS = ("sql", "dataframe")
+SPARK_MASTER = "local[2]"
+SHUFFLE_PARTITIONS = 4
+PYSPARK_DRIVER_MEMORY = "4g"
+
+Paths = dict[str, str]
+
+
+@dataclass
+class Engine:
+    """A started engine: how to run query n once, how to get its answer as Arrow, how to stop it."""
+
+    name: str
+    version: str
+    settings: str
+    run: Callable[[int], Any]
+    to_arrow: Callable[[Any], pa.Table]
+    close: Callable[[], None]
+
+
+def query_tables(n: int, paths: Paths) -> Paths:
+    """The tables query n reads (the table names its SQL text mentions), with their Parquet paths."""
+    text = "\n".join(line for line in sql_text(n).splitlines() if not line.lstrip().startswith("--"))
+    return {t: p for t, p in paths.items() if re.search(rf"\b{t}\b", text)}
+
+
+def _same(table: pa.Table) -> pa.Table:
+    return table
+
+
+def _dataframe_queries() -> dict[int, Callable[[Any, dict[str, Any]], Any]]:
+    """The DataFrame-API queries, imported on first use so the SQL form never depends on them."""
+    try:
+        from benchmarks.tpch.dataframe_queries import QUERIES
+    except Exception as exc:
+        raise RuntimeError(f"benchmarks.tpch.dataframe_queries is not usable: {type(exc).__name__}: {exc}") from exc
+    return QUERIES
+
+
+def _spark_api_runner(session: Any, paths: Paths, form: str) -> Callable[[int], pa.Table]:
+    """One run of query n on a session with PySpark's API (Quiver or PySpark), in SQL or DataFrame form."""
+
+    def run_sql(n: int) -> pa.Table:
+        for table, path in query_tables(n, paths).items():
+            session.read.parquet(path).createOrReplaceTempView(table)
+        return session.sql(sql_text(n)).toArrow()
+
+    def run_dataframe(n: int) -> pa.Table:
+        queries = _dataframe_queries()
+        if n not in queries:
+            raise KeyError(f"benchmarks.tpch.dataframe_queries has no Q{n}")
+        tables = {table: session.read.parquet(path) for table, path in query_tables(n, paths).items()}
+        return queries[n](session, tables).toArrow()
+
+    return run_sql if form == "sql" else run_dataframe
+
+
+def _quiver_version(quiver: Any) -> str:
+    try:
+        from importlib.metadata import version
+
+        return getattr(quiver, "__version__", None) or version("quiver")
+    except Exception:  # noqa: BLE001 - a version string is not worth failing the run over
+        return "unknown"
+
+
+def start_quiver(paths: Paths, form: str) -> Engine:
+    """Quiver with the session settings PySpark gets, so the two differ only in engine."""
+    import quiver
+
+    spark = (
+        quiver.Session.builder.appName("quiver-bench-tpch")
+        .master(SPARK_MASTER)
+        .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
+        .getOrCreate()
+    )
+    settings = f"`{SPARK_MASTER}`, shuffle partitions {SHUFFLE_PARTITIONS}, {form}"
+    return Engine("quiver", f"quiver {_quiver_version(quiver)}", settings,
+                  _spark_api_runner(spark, paths, form), _same, spark.stop)
+
+
+def start_pyspark(paths: Paths, form: str) -> Engine:
+    """Real PySpark in local mode, its JVM started here; Arrow transfer on, UI off."""
+    import pyspark
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    spark = (
+        SparkSession.builder.appName("quiver-bench-tpch")
+        .master(SPARK_MASTER)
+        .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
+        .config("spark.driver.memory", PYSPARK_DRIVER_MEMORY)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
+    version = f"pyspark {pyspark.__version__} (Spark {spark.version}, Java {java})"
+    settings = (f"`{SPARK_MASTER}`, shuffle partitions {SHUFFLE_PARTITIONS}, driver memory "
+                f"{PYSPARK_DRIVER_MEMORY}, AQE on (default), Arrow on, {form}")
+    return Engine("pyspark", version, settings, _spark_api_runner(spark, paths, form), _same, spark.stop)
+
+
+def start_duckdb(paths: Paths, form: str) -> Engine:
+    """DuckDB in memory at its default thread count, views over read_parquet made anew every run."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
+    threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
+
+    def run(n: int) -> pa.Table:
+        for table, path in query_tables(n, paths).items():
+            con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet('{path}')")
+        return con.sql(sql_text(n)).to_arrow_table()
+
+    return Engine("duckdb", f"duckdb {duckdb.__version__}", f"threads {threads} (default), SQL", run, _same, con.close)
+
+
+def start_polars(paths: Paths, form: str) -> Engine:
+    """Polars lazy queries over scan_parquet, collected with the default engine and thread pool."""
+    import polars as pl
+
+    from benchmarks.tpch import polars_queries
+
+    def run(n: int) -> Any:
+        return polars_queries.QUERIES[n](polars_queries.scan(query_tables(n, paths))).collect()
+
+    settings = f"threads {pl.thread_pool_size()} (default), lazy API, `collect()`"
+    return Engine("polars", f"polars {pl.__version__}", settings, run, lambda df: df.to_arrow(), lambda: None)
+
+
+STARTERS: dict[str, Callable[[Paths, str], Engine]] = {
+    "quiver": start_quiver,
+    "duckdb": start_duckdb,
+    "polars": start_polars,
+    "pyspark": start_pyspark,
+}
+
+
+def start(name: str, paths: Paths, form: str) -> Engine:
+    """Start engine `name` over the tables at `paths`; `form` (sql or dataframe) matters to Quiver and PySpark."""
+    return STARTERS[name](paths, form)

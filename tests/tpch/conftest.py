@@ -1,11 +1,14 @@
 """TPC-H data at a small scale factor, DuckDB's answers to the 22 queries, and a Quiver session over the tables."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 import pytest
 
+from benchmarks.tpch.answers import answer_difference
 from benchmarks.tpch.datagen import ensure_tables
-from benchmarks.tpch.queries import QUERY_NUMBERS, sql_text
+from benchmarks.tpch.queries import QUERY_NUMBERS, has_order_by, sql_text
 
 SCALE_FACTOR = 0.01
 
@@ -34,3 +37,26 @@ def tpch_session(spark, tpch_tables):
     for name, path in tpch_tables.items():
         session.read.parquet(str(path)).createOrReplaceTempView(name)
     return session
+
+
+@pytest.fixture(scope="session")
+def assert_matches_duckdb(duckdb_answers) -> Callable[[int, pa.Table], None]:
+    """A check that Quiver's answer to query n has DuckDB's rows, in order where the query orders them.
+
+    Floats, and decimals compared as numbers, agree to 1e-6 relative (see benchmarks/tpch/answers.py).
+    """
+    def check(number: int, answer: pa.Table) -> None:
+        difference = answer_difference(duckdb_answers[number], answer, ordered=has_order_by(number))
+        assert difference is None, f"Q{number}: {difference}"
+
+    return check
+
+
+@pytest.fixture
+def one_shuffle_partition(tpch_session):
+    """`spark.sql.shuffle.partitions` at 1 for one test, which takes other physical paths
+    (no range exchange, single-task joins); the previous value is restored after."""
+    previous = tpch_session.conf.get("spark.sql.shuffle.partitions")
+    tpch_session.conf.set("spark.sql.shuffle.partitions", 1)
+    yield
+    tpch_session.conf.set("spark.sql.shuffle.partitions", previous)

@@ -242,3 +242,29 @@ def test_decimal_arithmetic_result_types():
                          (F.col("a") - F.col("i")).alias("sub_int"), (F.col("a") * 2).alias("mul_lit"),
                          (F.col("a") + 1.5).alias("add_double"))
     assert_same(program, shuffle_partitions=(1,))
+
+
+def test_decimal_product_past_38_digits_is_bounded_to_sparks_type():
+    """decimal(32,4) * decimal(16,2) needs 49 digits exactly; Spark makes it decimal(38,6) (TPC-H Q1's
+    charge), and decimal(38,10) * decimal(10,5) rounds half up from 15 places to decimal(38,6)."""
+    def program(spark, F, T, Window):
+        from decimal import Decimal as D
+        rows = [(D("19.3800"), D("5.00"), D("0.0000005000"), D("1.00000")),
+                (D("1234567890123456789012345678.1234"), D("5.00"), D("-0.0000005000"), D("1.00000")),
+                (D("-0.0001"), D("0.05"), D("1.2345678901"), D("1.00001")),
+                (None, D("1.00"), D("123456789012345678901234.0123456789"), D("99999.99999"))]
+        df = spark.createDataFrame(rows, "a decimal(32,4), b decimal(16,2), c decimal(38,10), d decimal(10,5)")
+        return df.select((F.col("a") * F.col("b")).alias("charge"), (F.col("c") * F.col("d")).alias("rounded"))
+    assert_same(program, shuffle_partitions=(1,))
+
+
+@pytest.mark.xfail(strict=True, reason="the product is computed in decimal256, then cast to decimal128(38,6) with "
+                   "safe=False (executors/evaluate.py _arithmetic), which wraps a value past 32 integer digits "
+                   "into a wrong number instead of Spark's null")
+def test_decimal_product_past_38_digits_that_overflows_is_null_without_ansi():
+    def program(spark, F, T, Window):
+        from decimal import Decimal as D
+        rows = [(D("9999999999999999999999999999.9999"), D("99999999999999.99")), (D("19.3800"), D("5.00"))]
+        df = spark.createDataFrame(rows, "a decimal(32,4), b decimal(16,2)")
+        return df.select((F.col("a") * F.col("b")).alias("charge"))
+    assert_same(program, shuffle_partitions=(1,), conf={"spark.sql.ansi.enabled": False})

@@ -8,6 +8,7 @@ divisor gives null — the test says so.
 from __future__ import annotations
 
 import math
+from decimal import Decimal as D
 
 import duckdb
 import pyarrow as pa
@@ -144,6 +145,40 @@ def test_zero_literal_divisor_gives_null(op):
     batch = _batch([(7, 1, 1.0, 1.0, None, None), (None, 1, 1.0, 1.0, None, None)])
     assert _quiver(BinaryArithmetic(op, A, Literal(0, T.IntegerType())), batch) == [None, None]
     assert _quiver(BinaryArithmetic(op, X, Literal(0.0, T.DoubleType())), batch) == [None, None]
+
+
+@pytest.mark.parametrize("types,left,right,product", [
+    # TPC-H Q1's charge: 49 exact digits, bounded to decimal(38,6) with every place kept.
+    (((32, 4), (16, 2), (38, 6)),
+     [D("19.3800"), D("1234567890123456789012345678.1234"), None, D("-0.0001")],
+     [D("5.00"), D("5.00"), D("1.00"), D("0.05")],
+     [D("96.900000"), D("6172839450617283945061728390.617000"), None, D("-0.000005")]),
+    # 15 exact places cut to 6, half away from zero.
+    (((38, 10), (10, 5), (38, 6)),
+     [D("0.0000005000"), D("-0.0000005000"), D("1.2345678901"), D("123456789012345678901234.0123456789")],
+     [D("1.00000"), D("1.00000"), D("1.00001"), D("99999.99999")],
+     [D("0.000001"), D("-0.000001"), D("1.234580"), D("12345678899999999999999944445.555550")]),
+], ids=["keeps-scale", "rounds"])
+def test_decimal_product_past_38_digits_takes_sparks_bounded_type(types, left, right, product):
+    """Spark bounds a decimal product whose exact type needs over 38 digits to decimal(38, s), s >= 6.
+
+    PySpark gives these rows: tests/compat/test_columns_ops.py, test_decimal_product_past_38_digits_*.
+    Each row is also evaluated alone, as a kernel may pick its path by the largest value in a batch.
+    """
+    (lp, ls), (rp, rs), (pp, ps) = types
+    a = AttributeRef("a", T.DecimalType(lp, ls), True, new_expr_id())
+    b = AttributeRef("b", T.DecimalType(rp, rs), True, new_expr_id())
+    expr = coerce(BinaryArithmetic("*", a, b))
+    assert expr.dtype == T.DecimalType(pp, ps)
+
+    def product_of(rows: slice) -> pa.Array:
+        arrays = [pa.array(left[rows], pa.decimal128(lp, ls)), pa.array(right[rows], pa.decimal128(rp, rs))]
+        return evaluate_array(expr, pa.RecordBatch.from_arrays(arrays, names=[a.internal_name, b.internal_name]))
+
+    got = product_of(slice(None))
+    assert got.type == pa.decimal128(pp, ps)
+    assert got.to_pylist() == product
+    assert [product_of(slice(i, i + 1)).to_pylist()[0] for i in range(len(left))] == product
 
 
 def test_is_null_and_is_not_null_are_never_null():

@@ -375,9 +375,12 @@ def render(runs: dict[str, EngineRun], problems, args, ds, meta: dict) -> str:
     return "\n".join(lines)
 
 
-def write_section(out: Path, section: str) -> None:
-    """Put ``section`` into ``out``, replacing this benchmark's previous section only."""
-    begin, end = f"<!-- {SECTION}:begin -->", f"<!-- {SECTION}:end -->"
+def write_section(out: Path, section: str, name: str = SECTION) -> None:
+    """Put ``section`` into ``out``, replacing only the previous section between ``name``'s markers.
+
+    ``name`` defaults to this benchmark's own; other benchmarks (TPC-H) pass theirs.
+    """
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     text = out.read_text() if out.exists() else (
         "# Benchmark results\n\nEach section is written by its benchmark script; "
         "rerunning a benchmark replaces only its own section.\n\n"

@@ -508,18 +508,6 @@ def render(runs: dict[str, EngineRun], problems: dict, references: dict[int, str
     return "\n".join(lines)
 
 
-def _write_section(out: Path, key: str, text: str) -> None:
-    """Put the section into `out` with core's write_section, which reads its marker name from core.SECTION."""
-    from benchmarks import core
-
-    saved = core.SECTION
-    core.SECTION = key
-    try:
-        core.write_section(out, text)
-    finally:
-        core.SECTION = saved
-
-
 # --- entry point ------------------------------------------------------------------------------------
 
 
@@ -558,7 +546,9 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
     section = render(runs, problems, references, args, meta)
     print("\n" + section)
     if args.out != "-":
-        _write_section(Path(args.out), section_key(args.sf, args.form), section)
+        from benchmarks.core import write_section
+
+        write_section(Path(args.out), section, section_key(args.sf, args.form))
         print(f"\nwrote section {section_key(args.sf, args.form)!r} to {args.out}")
     return 1 if problems else 0
 

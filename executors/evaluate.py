@@ -19,6 +19,7 @@ from quiver.engine.expressions import (
     Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In, IsNotNull,
     IsNull, Literal, Negate, Not, Or, ScalarFunction,
 )
+from quiver.executors.decimal_kernels import int64_decimal_arithmetic
 
 Value = Union[pa.Array, pa.ChunkedArray, pa.Scalar]
 
@@ -135,7 +136,12 @@ def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
     out_type = expr.dtype
     if op != "/" and pa.types.is_decimal(left.type) and pa.types.is_decimal(right.type) \
             and _exact_decimal_precision(op, left.type, right.type) > 38:
-        # The exact result needs more than 38 digits; compute it in 256 bits, then round to Spark's type.
+        # The exact result may need more than 38 digits: in int64 when the values allow (they nearly
+        # always do), else in 256 bits; then rounded to Spark's type.
+        if isinstance(out_type, T.DecimalType) and not (isinstance(left, pa.Scalar) and isinstance(right, pa.Scalar)):
+            fast = int64_decimal_arithmetic(op, left, right, out_type.to_arrow())
+            if fast is not None:
+                return fast
         left, right = (v.cast(pa.decimal256(v.type.precision, v.type.scale)) for v in (left, right))
     if op == "+":
         result = pc.add(left, right)

@@ -159,8 +159,22 @@ def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
         if pa.types.is_decimal(arrow_type) and (pa.types.is_floating(result.type) or (
                 pa.types.is_decimal(result.type) and result.type.scale > arrow_type.scale)):
             result = pc.round(result, arrow_type.scale, round_mode="half_towards_infinity")
+        if pa.types.is_decimal(arrow_type) and pa.types.is_decimal(result.type):
+            result = _null_if_beyond_precision(result, arrow_type)
         result = result.cast(arrow_type, safe=False)
     return result
+
+
+def _null_if_beyond_precision(result: Value, target: pa.Decimal128Type) -> Value:
+    """Spark (non-ANSI) turns a decimal result too large for its type into null rather than wrapping."""
+    wide = pa.decimal256(76, result.type.scale)
+    bound = pa.scalar(decimal.Decimal(10) ** (target.precision - target.scale), wide)
+    too_large = pc.greater_equal(pc.abs(result).cast(wide), bound)
+    if isinstance(too_large, pa.Scalar):
+        return pa.scalar(None, result.type) if too_large.as_py() else result
+    if not pc.any(too_large).as_py():
+        return result
+    return pc.if_else(too_large, pa.scalar(None, result.type), result)
 
 
 def _exact_decimal_precision(op: str, a: pa.Decimal128Type, b: pa.Decimal128Type) -> int:

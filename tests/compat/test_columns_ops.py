@@ -258,9 +258,6 @@ def test_decimal_product_past_38_digits_is_bounded_to_sparks_type():
     assert_same(program, shuffle_partitions=(1,))
 
 
-@pytest.mark.xfail(strict=True, reason="the product is computed in decimal256, then cast to decimal128(38,6) with "
-                   "safe=False (executors/evaluate.py _arithmetic), which wraps a value past 32 integer digits "
-                   "into a wrong number instead of Spark's null")
 def test_decimal_product_past_38_digits_that_overflows_is_null_without_ansi():
     def program(spark, F, T, Window):
         from decimal import Decimal as D

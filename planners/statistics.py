@@ -17,6 +17,7 @@ from quiver.engine import plan as L
 from quiver.engine import types as T
 from quiver.engine.expressions import (
     Alias, And, AttributeRef, Cast, Comparison, Expr, In, IsNotNull, IsNull, Literal, Not, Or, ScalarFunction,
+    split_conjuncts,
 )
 
 FILTER_SELECTIVITY = 0.5
@@ -163,8 +164,6 @@ def _aggregate(plan: L.Aggregate, k: Estimate) -> Estimate:
 
 def equi_keys(condition: Expr | None, left_ids: set[int], right_ids: set[int]) -> list[tuple[AttributeRef, AttributeRef]]:
     """The (left column, right column) equality pairs of a join condition."""
-    from quiver.engine.expressions import split_conjuncts
-
     pairs = []
     for c in split_conjuncts(condition):
         if isinstance(c, Comparison) and c.op in ("=", "<=>") and isinstance(c.left, AttributeRef) \
@@ -220,7 +219,7 @@ def _join(plan: L.Join, a: Estimate, b: Estimate) -> Estimate:
 def selectivity(e: Expr, k: Estimate) -> float:
     """The fraction of rows a condition keeps, from column ranges and distinct counts where known."""
     if isinstance(e, And):
-        return selectivity(e.left, k) * selectivity(e.right, k)
+        return _conjunction(split_conjuncts(e), k)
     if isinstance(e, Or):
         a, b = selectivity(e.left, k), selectivity(e.right, k)
         return min(1.0, a + b - a * b)
@@ -242,6 +241,42 @@ def selectivity(e: Expr, k: Estimate) -> float:
     if isinstance(e, Literal):
         return 1.0 if e.value is True else 0.0
     return FILTER_SELECTIVITY
+
+
+def _conjunction(conditions: list[Expr], k: Estimate) -> float:
+    """Independent conditions multiply; range bounds on one column intersect into one interval first,
+    so `d >= x AND d < y` keeps the rows between x and y rather than the product of two halves."""
+    fraction = 1.0
+    intervals: dict[int, tuple[ColumnEstimate, float, float]] = {}
+    for c in conditions:
+        bound = _range_bound(c, k)
+        if bound is None:
+            fraction *= selectivity(c, k)
+            continue
+        expr_id, col, low, high = bound
+        _, known_low, known_high = intervals.get(expr_id, (col, col.low, col.high))
+        intervals[expr_id] = (col, max(low, known_low), min(high, known_high))
+    for col, low, high in intervals.values():
+        kept = max(high - low, 0.0) / (col.high - col.low)
+        fraction *= max(kept, 1.0 / max(k.rows, 1))
+    return fraction
+
+
+def _range_bound(e: Expr, k: Estimate) -> tuple[int, ColumnEstimate, float, float] | None:
+    """(column id, column, low, high) for `column <op> literal` with a known value range, else None."""
+    if not isinstance(e, Comparison) or e.op not in ("<", "<=", ">", ">="):
+        return None
+    op, column, value = e.op, e.left, _literal(e.right)
+    if _column(column, k) is None:
+        op, column, value = _FLIPPED[e.op], e.right, _literal(e.left)
+    col = _column(column, k)
+    if col is None or value is None or col.low is None or col.high is None or col.high <= col.low:
+        return None
+    while isinstance(column, Cast):
+        column = column.child
+    if op in ("<", "<="):
+        return column.expr_id, col, col.low, min(value, col.high)
+    return column.expr_id, col, max(value, col.low), col.high
 
 
 def _column(e: Expr, k: Estimate) -> ColumnEstimate | None:

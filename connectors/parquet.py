@@ -124,9 +124,9 @@ class ParquetFormat:
             raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
         # Scan with the file's own types (tz-aware, ns, ...); FileSource casts to the Spark types.
         scan_schema = pa.schema([physical.field(f.name) if f.name in physical.names else f for f in schema])
-        for i in row_groups:
+        for i in _matching_row_groups(fragment, row_groups, predicate, scan_schema):
             # One row group at a time: a multi-row-group fragment may yield them out of order.
-            yield from _read_row_group(fragment.subset(row_group_ids=[i]), scan_schema, columns, predicate, path)
+            yield from _read_row_group(fragment.subset(row_group_ids=[i]), scan_schema, columns, path)
 
     def check_writable(self, schema: pa.Schema) -> None:
         return None
@@ -167,19 +167,29 @@ def _stored_field(f: pa.Field) -> pa.Field:
     return f
 
 
-def _read_row_group(
-    fragment: ds.ParquetFileFragment, schema: pa.Schema, columns: list[str], predicate: pc.Expression | None, path: str,
-) -> Iterator[pa.RecordBatch]:
-    """Batches of one row group; pyarrow skips it whole when its statistics rule out `predicate`."""
-    yielded = False
+def _matching_row_groups(
+    fragment: ds.ParquetFileFragment, row_groups: Sequence[int], predicate: pc.Expression | None, schema: pa.Schema,
+) -> list[int]:
+    """The row groups whose footer statistics do not rule out `predicate`.
+
+    The predicate only prunes whole row groups: rows are filtered once, by the plan's Filter
+    above the scan, not a second time inside the reader. A predicate that cannot be checked
+    against this file's types is a hint dropped, not an error.
+    """
+    if predicate is None:
+        return list(row_groups)
     try:
-        for batch in fragment.to_batches(schema=schema, columns=columns, filter=predicate, use_threads=False):
-            yielded = True
-            yield batch
-    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        if yielded or predicate is None:
-            raise
-        # The predicate is only a hint: one that cannot be evaluated on this file's types is dropped.
+        kept = {rg.id for rg in fragment.subset(filter=predicate, schema=schema).row_groups}
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid):
+        return list(row_groups)
+    return [i for i in row_groups if i in kept]
+
+
+def _read_row_group(
+    fragment: ds.ParquetFileFragment, schema: pa.Schema, columns: list[str], path: str,
+) -> Iterator[pa.RecordBatch]:
+    """The batches of one row group."""
+    try:
         yield from fragment.to_batches(schema=schema, columns=columns, use_threads=False)
     except (pa.ArrowInvalid, OSError) as e:
         raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e

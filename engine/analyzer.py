@@ -305,6 +305,17 @@ def outer_scope(inputs: tuple[AttributeRef, ...]) -> Iterator[None]:
         _OUTER_SCOPES.reset(token)
 
 
+@contextmanager
+def without_outer_scope() -> Iterator[None]:
+    """Resolve names against the given columns only: a first attempt whose fallback must come before
+    an enclosing query's columns (ORDER BY reads the FROM columns the select list dropped)."""
+    token = _OUTER_SCOPES.set(())
+    try:
+        yield
+    finally:
+        _OUTER_SCOPES.reset(token)
+
+
 def _resolve_reference(e: Expr, inputs: tuple[AttributeRef, ...]) -> Expr:
     if isinstance(e, UnresolvedColumn):
         return _resolve_column(e.parts, inputs)

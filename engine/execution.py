@@ -53,8 +53,8 @@ class QueryExecution:
         table = QueryExecution(self.session, sub.plan).to_table()
         if table.num_rows > 1:
             raise QuiverError(
-                f"a scalar subquery returned {table.num_rows} rows, but one used as a value may return at most "
-                f"one row:\n{sub.plan.tree_string()}"
+                f"a scalar subquery returned more than one row ({table.num_rows} rows), but one used as a value "
+                f"may return at most one row; aggregate it or add LIMIT 1:\n{sub.plan.tree_string()}"
             )
         value = table.column(0)[0].as_py() if table.num_rows else None
         return Literal(value, sub.dtype)

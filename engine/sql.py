@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from sqlglot import exp
 
 from quiver.engine import types as T
-from quiver.engine.analyzer import analyze, coerce, outer_scope, resolve_expression, resolve_name
+from quiver.engine.analyzer import (
+    analyze, coerce, outer_scope, resolve_expression, resolve_name, without_outer_scope,
+)
 from quiver.engine.errors import AnalysisException, ParseException
 from quiver.engine.expressions import (
     AggregateFunction, Alias, AttributeRef, Cast, Comparison, Expr, ScalarFunction, SortOrder, UnresolvedColumn,
@@ -221,7 +223,9 @@ class QueryTranslator:
         if contains_aggregate(e) or contains_window(e):
             return None
         try:
-            return sort_order(resolve_expression(e, output), node)
+            # Not an enclosing query's column yet: the caller first looks below the select list.
+            with without_outer_scope():
+                return sort_order(resolve_expression(e, output), node)
         except AnalysisException:
             return None
 

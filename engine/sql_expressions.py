@@ -428,8 +428,10 @@ class ExpressionTranslator:
             raise self.unsupported(node, "IN UNNEST(...)")
         query = node.args.get("query")
         if query is not None:
-            plan = self._subquery_plan(query, "IN (subquery)", one_column=True)
-            return self._maybe_negated(node, InSubquery(plan, new_expr_id(), self.translate(node.this)))
+            probe = node.this.expressions if isinstance(node.this, exp.Tuple) else [node.this]
+            plan = self._subquery_plan(query, "IN (subquery)", columns=len(probe))
+            values = tuple(self.translate(v) for v in probe)
+            return self._maybe_negated(node, InSubquery(plan, new_expr_id(), values))
         values = tuple(self.translate(v) for v in node.expressions)
         if not values:
             raise ParseException(f"IN needs at least one value: {node.sql(dialect='spark')!r}")
@@ -569,18 +571,20 @@ class ExpressionTranslator:
     # -- what Quiver SQL does not support yet, with what to do instead
 
     def _subquery(self, node: exp.Subquery) -> Expr:
-        return scalar_subquery(self._subquery_plan(node, "a scalar subquery", one_column=True))
+        return scalar_subquery(self._subquery_plan(node, "a scalar subquery", columns=1))
 
     def _exists(self, node: exp.Exists) -> Expr:
-        return Exists(self._subquery_plan(node.this, "EXISTS (subquery)", one_column=False), new_expr_id())
+        return Exists(self._subquery_plan(node.this, "EXISTS (subquery)", columns=None), new_expr_id())
 
-    def _subquery_plan(self, node: exp.Expression, what: str, one_column: bool) -> LogicalPlan:
+    def _subquery_plan(self, node: exp.Expression, what: str, columns: int | None) -> LogicalPlan:
+        """The subquery's plan; `columns` is how many columns it must return (None: any)."""
         if self.subquery_plan is None:
             raise self.unsupported(node, what, "subqueries are part of spark.sql() queries, not of F.expr() or filter(str)")
         plan = self.subquery_plan(node)
-        if one_column and len(plan.output) != 1:
+        if columns is not None and len(plan.output) != columns:
+            want = "exactly one column" if columns == 1 else f"{columns} columns, one per value on the left of IN"
             raise AnalysisException(
-                f"{what} must return exactly one column, but returns {len(plan.output)} "
+                f"{what} must return {want}, but returns {len(plan.output)} "
                 f"({', '.join(a.name for a in plan.output)}): {node.sql(dialect='spark')!r}"
             )
         return plan

@@ -115,9 +115,10 @@ class Exists(SubqueryExpression):
 
 @dataclass(frozen=True, eq=False)
 class InSubquery(SubqueryExpression):
-    """`value IN (SELECT column ...)`, with SQL's three-valued answer when nulls are involved."""
+    """`value IN (SELECT column ...)`, or `(a, b) IN (SELECT x, y ...)` with one value per column,
+    with SQL's three-valued answer when nulls are involved."""
 
-    value: Expr = None  # type: ignore[assignment]
+    values: tuple[Expr, ...] = ()
 
     @property
     def dtype(self) -> T.DataType:
@@ -128,7 +129,8 @@ class InSubquery(SubqueryExpression):
         return True
 
     def sql(self) -> str:
-        return f"({self.value.sql()} IN (listquery#{self.expr_id}))"
+        probe = self.values[0].sql() if len(self.values) == 1 else f"({', '.join(v.sql() for v in self.values)})"
+        return f"({probe} IN (listquery#{self.expr_id}))"
 
 
 def scalar_subquery(plan: LogicalPlan) -> ScalarSubquery:
@@ -147,34 +149,28 @@ def has_subquery(e: Expr) -> bool:
     return any(True for _ in subquery_expressions(e))
 
 
-def _produced_ids(plan: LogicalPlan) -> set[int]:
-    """Ids of every column some node of `plan` produces, nested subquery plans included."""
-    ids: set[int] = set()
-    for node in plan.walk():
-        ids.update(a.expr_id for a in node.output)
-        for e in node.expressions():
-            for sub in subquery_expressions(e):
-                ids.update(_produced_ids(sub.plan))
-    return ids
+def outer_references(plan: LogicalPlan) -> list[AttributeRef]:
+    """Columns `plan` reads from queries around it.
 
-
-def _all_outer_references(plan: LogicalPlan) -> Iterator[AttributeRef]:
+    Every `OuterReference` in `plan`'s own nodes is one (the analyzer made it because no input
+    had the name). A nested subquery's outer reference is one unless it names a column of the
+    node that holds that subquery, the clause it was written in. Ids are compared by scope, not
+    over the whole plan: a subquery over the same view as its outer query holds that view's
+    columns (under fresh ids above them), so the outer columns' ids also occur deep inside it.
+    """
+    found: dict[int, AttributeRef] = {}
     for node in plan.walk():
+        visible: set[int] | None = None
         for e in node.expressions():
             for x in e.walk():
                 if isinstance(x, OuterReference):
-                    yield x.attribute
+                    found.setdefault(x.attribute.expr_id, x.attribute)
                 elif isinstance(x, SubqueryExpression):
-                    yield from _all_outer_references(x.plan)
-
-
-def outer_references(plan: LogicalPlan) -> list[AttributeRef]:
-    """Columns `plan` reads from queries around it: outer references it does not produce itself."""
-    inner = _produced_ids(plan)
-    found: dict[int, AttributeRef] = {}
-    for a in _all_outer_references(plan):
-        if a.expr_id not in inner:
-            found.setdefault(a.expr_id, a)
+                    if visible is None:
+                        visible = {a.expr_id for c in node.children() for a in c.output}
+                    for a in outer_references(x.plan):
+                        if a.expr_id not in visible:
+                            found.setdefault(a.expr_id, a)
     return list(found.values())
 
 

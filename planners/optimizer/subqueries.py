@@ -4,15 +4,21 @@
     Filter(x, NOT EXISTS(q))           -> Join(x, q', left_anti, correlation)
     Filter(x, v IN (q))                -> Join(x, q', left_semi, v = q.c AND correlation)
     Filter(x, v NOT IN (q))            -> null-aware anti join (below)
+    Filter(x, (v, w) IN (q))           -> Join(x, q', left_semi, v = q.c AND w = q.d AND correlation)
+    Filter(x, EXISTS(SELECT agg ..))   -> x  (an aggregate without GROUP BY always has one row)
     Filter(x, v < (SELECT agg .. corr)) -> Filter(Join(x, Aggregate(q' by corr keys), left, corr), v < agg)
+    Aggregate(x, g, [.. (SELECT .. corr) ..]) -> Project(Aggregate(x, g, [..]), [.. (SELECT ..) ..]), as above
 
 `q'` is the subquery with its correlated predicates (those reading an `OuterReference`)
 pulled out of it; they become the join condition. A correlated scalar subquery must be an
-aggregate: its correlated equalities become grouping keys, so it yields one row per key.
-Uncorrelated scalar subqueries stay: `QueryExecution` runs each once and inlines its value.
+aggregate: its correlated equalities become grouping keys, so it yields one row per key; what
+sits above its aggregate (projection, HAVING) is computed above the join, with Spark's answer
+for an outer row no group matches (the count bug). Uncorrelated scalar subqueries stay:
+`QueryExecution` runs each once and inlines its value.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from quiver.engine import types as T
@@ -20,7 +26,7 @@ from quiver.engine.analyzer import analyze, coerce
 from quiver.engine.errors import AnalysisException
 from quiver.engine.expressions import (
     AggregateFunction, Alias, AttributeRef, CaseWhen, Comparison, Expr, IsNotNull, IsNull, Literal, Not, Or,
-    conjoin, split_conjuncts, substitute_attributes, transform_expr,
+    conjoin, split_conjuncts, substitute_attributes, transform_expr, transform_expr_down,
 )
 from quiver.engine.plan import (
     Aggregate, Filter, Join, Limit, LogicalPlan, Project, Sort, SubqueryAlias, transform_up,
@@ -45,6 +51,8 @@ def _rewrite_node(node: LogicalPlan) -> LogicalPlan:
         return _rewrite_filter(node)
     if isinstance(node, Project):
         return _rewrite_project(node)
+    if isinstance(node, Aggregate) and any(_correlated_scalars(a) for a in node.aggregates):
+        return _rewrite_project(_hoist_above_aggregate(node, lambda e: bool(_correlated_scalars(e))))
     for e in node.expressions():
         for sub in subquery_expressions(e):
             if not isinstance(sub, ScalarSubquery) or sub.correlated:
@@ -112,6 +120,9 @@ def _rewrite_project(node: Project) -> LogicalPlan:
 
 
 def _exists_join(plan: LogicalPlan, sub: Exists, negated: bool) -> tuple[LogicalPlan, list[Expr]]:
+    if _always_one_row(sub.plan):
+        # An aggregate without GROUP BY (or HAVING) returns one row even over no input rows.
+        return plan, [Literal(False, T.BooleanType())] if negated else []
     inner, correlation = decorrelate(sub.plan)
     if not correlation:
         # Uncorrelated: one check for the whole query, as a scalar count over at most one row.
@@ -122,20 +133,22 @@ def _exists_join(plan: LogicalPlan, sub: Exists, negated: bool) -> tuple[Logical
 
 def _in_join(plan: LogicalPlan, sub: InSubquery, negated: bool) -> tuple[LogicalPlan, list[Expr]]:
     inner, correlation = decorrelate(sub.plan)
-    column = inner.output[0] if inner.output[0].expr_id == sub.plan.output[0].expr_id else sub.plan.output[0]
-    match = coerce(Comparison("=", sub.value, column))
+    by_id = {a.expr_id: a for a in inner.output}
+    columns = [by_id.get(a.expr_id, a) for a in sub.plan.output]
+    match = conjoin([coerce(Comparison("=", v, c)) for v, c in zip(sub.values, columns)])
     if not negated:
         return Join(plan, inner, "left_semi", conjoin(correlation + [match])), []
-    if not sub.value.nullable and not column.nullable:
+    if not any(v.nullable for v in sub.values) and not any(c.nullable for c in columns):
         return Join(plan, inner, "left_anti", conjoin(correlation + [match])), []
-    if correlation:
-        # v NOT IN (...) is false when any comparison is true or unknown.
+    if correlation or len(columns) > 1:
+        # (v, ..) NOT IN (...) is false when any row's comparison is true or unknown.
         unknown = Or(match, IsNull(match))
         return Join(plan, inner, "left_anti", conjoin(correlation + [unknown])), []
     # Null-aware anti join: a null in the subquery rejects every row; a null value rejects
     # its row unless the subquery is empty.
+    column, value = columns[0], sub.values[0]
     no_nulls = Comparison("=", _row_count(Filter(inner, IsNull(column))), Literal(0, T.LongType()))
-    value_known = Or(IsNotNull(sub.value), Comparison("=", _row_count(inner), Literal(0, T.LongType())))
+    value_known = Or(IsNotNull(value), Comparison("=", _row_count(inner), Literal(0, T.LongType())))
     return Join(plan, inner, "left_anti", match), [no_nulls, value_known]
 
 
@@ -147,26 +160,111 @@ def _row_count(plan: LogicalPlan) -> ScalarSubquery:
 # ---------------------------------------------------------------- correlated scalar subqueries
 
 
+def _correlated_scalars(e: Expr) -> list[ScalarSubquery]:
+    return [s for s in subquery_expressions(e) if isinstance(s, ScalarSubquery) and s.correlated]
+
+
 def _join_correlated_scalars(plan: LogicalPlan, e: Expr) -> tuple[LogicalPlan, Expr]:
     """Left-join each correlated scalar subquery in `e` to `plan`, and read its value from the join."""
-    for sub in list(subquery_expressions(e)):
-        if not isinstance(sub, ScalarSubquery) or not sub.correlated:
-            continue
-        inner, correlation = decorrelate(sub.plan)
-        if not _is_aggregated(sub.plan):
-            raise AnalysisException(
-                f"a correlated scalar subquery must be aggregated so it returns one value per outer row, e.g. "
-                f"(SELECT max(x) FROM t WHERE t.k = outer.k); got:\n{sub.plan.tree_string()}"
-            )
-        plan = Join(plan, inner, "left", conjoin(correlation))
-        value: Expr = next(a for a in plan.output if a.expr_id == sub.plan.output[0].expr_id)
-        empty = _value_on_no_rows(sub.plan)
-        if empty is not None:
-            # The count bug: a key with no rows gets count's 0, not the left join's null.
-            matched = IsNotNull(next(a for a in plan.output if a.expr_id == _first_key(correlation, inner)))
-            value = CaseWhen((matched,), (value,), empty)
+    for sub in _correlated_scalars(e):
+        plan, value = _join_scalar(plan, sub)
         e = transform_expr(e, lambda x, s=sub, v=value: v if x is s else x)
     return plan, e
+
+
+def _join_scalar(plan: LogicalPlan, sub: ScalarSubquery) -> tuple[LogicalPlan, Expr]:
+    """Join(plan, Aggregate(q' by correlation keys), left) and the subquery's value over the join's columns.
+
+    What sits above the subquery's aggregate (a projection, a HAVING filter) is evaluated above
+    the join, as Spark's RewriteCorrelatedScalarSubquery does: a group HAVING rejects is null, and
+    an outer row no group matches gets the subquery's value over no rows (the count bug: a count
+    is 0 there, not null), if HAVING accepts that empty group.
+    """
+    above, aggregate = _split_at_aggregate(sub.plan)
+    if aggregate is not None and any(_reads_outer(a) for a in aggregate.aggregates):
+        # HAVING count(*) > outer.x: computed above the aggregate, hence above the join.
+        hoisted = _hoist_above_aggregate(aggregate, _reads_outer)
+        above, aggregate = above + [hoisted], hoisted.child
+    if aggregate is None:
+        raise AnalysisException(
+            f"a correlated scalar subquery must be aggregated so it returns one value per outer row, e.g. "
+            f"(SELECT max(x) FROM t WHERE t.k = outer.k); got:\n{sub.plan.tree_string()}"
+        )
+    inner, correlation = decorrelate(aggregate)
+    plan = Join(plan, inner, "left", conjoin(correlation) if correlation else None)
+    joined = {a.expr_id: a for a in plan.output}
+    value, having = _evaluate_above(above, {a.expr_id: joined[a.expr_id] for a in aggregate.output}, sub)
+    empty_value, empty_having = _evaluate_above(above, _aggregate_on_no_rows(aggregate), sub)
+    empty = _fold_on_no_rows(empty_value, empty_having, sub.dtype)
+    branches: list[tuple[Expr, Expr]] = []
+    if correlation and (having is not None or not _is_null(empty)):
+        matched = joined[_first_key(correlation, inner)]
+        branches.append((IsNull(matched), empty))
+    if having is not None:
+        branches.append((Not(having), Literal(None, sub.dtype)))
+    if branches:
+        value = coerce(CaseWhen(tuple(c for c, _ in branches), tuple(v for _, v in branches), value))
+    return plan, value
+
+
+def _split_at_aggregate(plan: LogicalPlan) -> tuple[list[LogicalPlan], Aggregate | None]:
+    """The nodes above a scalar subquery's grouping-free aggregate (top first), and that aggregate."""
+    above: list[LogicalPlan] = []
+    node = plan
+    while isinstance(node, (Project, SubqueryAlias, Filter, Sort)) or (isinstance(node, Limit) and node.n > 0):
+        above.append(node)
+        node = node.children()[0]
+    if isinstance(node, Aggregate) and not node.grouping:
+        return above, node
+    return above, None
+
+
+def _always_one_row(plan: LogicalPlan) -> bool:
+    """Whether `plan` is an aggregate without grouping under projections only, so it has exactly one row."""
+    while isinstance(plan, (Project, SubqueryAlias, Sort)) or (isinstance(plan, Limit) and plan.n > 0):
+        plan = plan.children()[0]
+    return isinstance(plan, Aggregate) and not plan.grouping
+
+
+def _evaluate_above(above: list[LogicalPlan], values: dict[int, Expr], sub: ScalarSubquery
+                    ) -> tuple[Expr, Expr | None]:
+    """The subquery's value, and its HAVING condition (None without one), given its aggregate's columns."""
+    conditions: list[Expr] = []
+    for node in reversed(above):
+        if isinstance(node, Project):
+            values = {p.expr_id: _plain(_unaliased(substitute_attributes(p, values))) for p in node.projections
+                      if isinstance(p, (Alias, AttributeRef))}
+        elif isinstance(node, Filter):
+            conditions.append(_plain(substitute_attributes(node.condition, values)))
+    value = values.get(sub.plan.output[0].expr_id)
+    if value is None:
+        raise AnalysisException(f"cannot find the value of the scalar subquery in:\n{sub.plan.tree_string()}")
+    return value, (conjoin(conditions) if conditions else None)
+
+
+def _aggregate_on_no_rows(aggregate: Aggregate) -> dict[int, Expr]:
+    """Each output of a grouping-free aggregate over no rows: a count is 0, any other aggregate null."""
+    def on_empty(x: Expr) -> Expr:
+        if isinstance(x, AggregateFunction):
+            return Literal(0, T.LongType()) if x.name in ("count", "count_distinct") else Literal(None, x.dtype)
+        return x
+    return {a.expr_id: _unaliased(transform_expr(a, on_empty)) for a in aggregate.aggregates
+            if isinstance(a, (Alias, AttributeRef))}
+
+
+def _fold_on_no_rows(value: Expr, having: Expr | None, dtype: T.DataType) -> Expr:
+    """The subquery's value over no rows: null unless HAVING accepts the empty group."""
+    value = fold_expression(value)
+    if having is None:
+        return value
+    accepted = fold_expression(having)
+    if isinstance(accepted, Literal):
+        return value if accepted.value is True else Literal(None, dtype)
+    return coerce(CaseWhen((accepted,), (value,), Literal(None, dtype)))
+
+
+def _is_null(e: Expr) -> bool:
+    return isinstance(e, Literal) and e.value is None
 
 
 def _first_key(correlation: list[Expr], inner: LogicalPlan) -> int:
@@ -178,39 +276,68 @@ def _first_key(correlation: list[Expr], inner: LogicalPlan) -> int:
     raise AnalysisException("a correlated scalar subquery needs an equality with an outer column")
 
 
-def _is_aggregated(plan: LogicalPlan) -> bool:
-    while isinstance(plan, (Project, SubqueryAlias, Filter, Sort)):
-        plan = plan.children()[0]
-    return isinstance(plan, Aggregate) and not plan.grouping
-
-
-def _value_on_no_rows(plan: LogicalPlan) -> Literal | None:
-    """The subquery's value over no rows when that is not null (a count is 0, not null), else None."""
-    chain: list[LogicalPlan] = []
-    node = plan
-    while isinstance(node, (Project, SubqueryAlias, Filter, Sort)):
-        chain.append(node)
-        node = node.children()[0]
-    if not isinstance(node, Aggregate):
-        return None
-
-    def aggregate_on_empty(x: Expr) -> Expr:
-        if isinstance(x, AggregateFunction):
-            return Literal(0, T.LongType()) if x.name in ("count", "count_distinct") else Literal(None, x.dtype)
-        return x
-
-    values = {a.expr_id: _unaliased(transform_expr(a, aggregate_on_empty)) for a in node.aggregates
-              if isinstance(a, (Alias, AttributeRef))}
-    for above in reversed(chain):
-        if isinstance(above, Project):
-            values = {p.expr_id: _unaliased(substitute_attributes(p, values)) for p in above.projections
-                      if isinstance(p, (Alias, AttributeRef))}
-    folded = fold_expression(values.get(plan.output[0].expr_id, Literal(None, T.NullType())))
-    return folded if isinstance(folded, Literal) and folded.value is not None else None
-
-
 def _unaliased(e: Expr) -> Expr:
     return e.child if isinstance(e, Alias) else e
+
+
+def _hoist_above_aggregate(node: Aggregate, hoisted: Callable[[Expr], bool]) -> Project:
+    """Aggregate(x, g, [.., f(sum(y), g, s)]) -> Project(Aggregate(x, g, [.., sum(y), g]), [.., f(#sum, g, s)])
+    for each output where `hoisted` holds.
+
+    A correlated scalar subquery `s` in HAVING or in an aggregate's select list reads the groups,
+    so it is computed over the aggregate's output, where `_rewrite_project` can join it; likewise
+    a subquery's HAVING that reads an outer column is computed above the subquery's aggregate.
+    """
+    grouped = {g.expr_id for g in node.grouping if isinstance(g, AttributeRef)}
+    grouping_exprs = [g for g in node.grouping if not isinstance(g, AttributeRef)]
+    child_ids = {a.expr_id for a in node.child.output}
+    kept: list[Expr] = []
+    hidden: list[Expr] = []
+
+    def keep(a: AttributeRef) -> AttributeRef:
+        if a.expr_id not in grouped:
+            raise AnalysisException(
+                f"a correlated scalar subquery in an aggregate query may only read its grouping columns, but "
+                f"reads '{a.name}'; grouped by: {', '.join(g.sql() for g in node.grouping) or '(nothing)'}"
+            )
+        if not any(h.expr_id == a.expr_id for h in hidden):
+            hidden.append(a)
+        return a
+
+    def computed(x: Expr) -> AttributeRef:
+        for h in hidden:
+            if isinstance(h, Alias) and h.child == x:
+                return h.to_attribute()
+        alias = Alias(x, x.sql())
+        hidden.append(alias)
+        return alias.to_attribute()
+
+    def hoist(x: Expr) -> Expr:
+        if isinstance(x, AggregateFunction) or any(x == g for g in grouping_exprs):
+            return computed(x)
+        if isinstance(x, AttributeRef):
+            return keep(x)
+        if isinstance(x, ScalarSubquery):
+            for a in x.outer_references():
+                if a.expr_id in child_ids:
+                    keep(a)
+        return x
+
+    top: list[Expr] = []
+    for a in node.aggregates:
+        if isinstance(a, Alias) and hoisted(a):
+            if any(hoisted(f) for f in a.walk() if isinstance(f, AggregateFunction)):
+                raise AnalysisException(
+                    f"an aggregate function's argument cannot read the outer query (directly or through a correlated "
+                    f"scalar subquery): {a.sql()}"
+                )
+            top.append(Alias(transform_expr_down(a.child, hoist), a.name, a.expr_id))
+        else:
+            kept.append(a)
+            top.append(a if isinstance(a, AttributeRef) else a.to_attribute())
+    kept_ids = {k.expr_id for k in kept}
+    extra = tuple(h for h in hidden if h.expr_id not in kept_ids)
+    return Project(Aggregate(node.child, node.grouping, tuple(kept) + extra), tuple(top))
 
 
 # ---------------------------------------------------------------- pulling correlated predicates out

@@ -1,18 +1,22 @@
 """Row-count, size and per-column estimates of logical plans, for join order, broadcast and placement.
 
-Leaves know what their source knows (in-memory tables, Parquet footers: row counts and each
-column's min, max and nulls). Above them, filters scale rows by a selectivity read from
-those ranges (a date range covering a seventh of the column's span keeps a seventh of the
-rows), and an equi-join keeps |L|·|R| / max(distinct keys of either side). A column's
-distinct count is guessed from its integer span (TPC-H keys are dense) capped by the rows.
+Leaves know what their source knows (Parquet footers: row counts and each column's min, max
+and nulls; in-memory tables: row counts and each numeric or date column's min and max).
+Above them, filters scale rows by a selectivity read from those ranges (a date range
+covering a seventh of the column's span keeps a seventh of the rows), and an equi-join keeps
+|L|·|R| / max(distinct keys of either side). A column's distinct count is guessed from its
+integer span (TPC-H keys are dense) capped by the rows.
 -1 means unknown, which never broadcasts.
 """
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import weakref
 from dataclasses import dataclass, field, replace
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from quiver.engine import plan as L
 from quiver.engine import types as T
 from quiver.engine.expressions import (
@@ -65,7 +69,7 @@ def row_width(attrs) -> int:
 def estimate(plan: L.LogicalPlan) -> Estimate:
     """Rows, bytes and column estimates `plan` is expected to produce; rows -1 where nothing is known."""
     if isinstance(plan, L.LocalRelation):
-        return Estimate(plan.table.num_rows, plan.table.nbytes)
+        return Estimate(plan.table.num_rows, plan.table.nbytes, _local_columns(plan))
     if isinstance(plan, L.RangeRelation):
         rows = L.plan_stats_rows(plan) or 0
         return Estimate(rows, rows * 8)
@@ -123,6 +127,40 @@ def _scan(plan: L.SourceScan) -> Estimate:
     return Estimate(rows, rows * row_width(plan.output), columns)
 
 
+_LOCAL_COLUMNS: weakref.WeakKeyDictionary[L.LocalRelation, dict[int, ColumnEstimate]] = weakref.WeakKeyDictionary()
+
+
+def _local_columns(plan: L.LocalRelation) -> dict[int, ColumnEstimate]:
+    """Ranges of an in-memory table's numeric and date columns, read once per relation, as a footer would give them.
+
+    Without them every column of a table counts as a key, so a fact table's foreign key
+    (a few distinct values) would make its join look as small as the dimension.
+    """
+    columns = _LOCAL_COLUMNS.get(plan)
+    if columns is not None:
+        return columns
+    columns = {}
+    rows = plan.table.num_rows
+    for a, values in zip(plan.attributes, plan.table.columns):
+        if not _has_range(a.dtype) or values.null_count == len(values):
+            continue
+        try:
+            bounds = pc.min_max(values)
+        except pa.ArrowNotImplementedError:
+            continue
+        low, high = _number(bounds["min"].as_py()), _number(bounds["max"].as_py())
+        if low is None or high is None:
+            continue
+        ndv = min(rows, high - low + 1) if _is_discrete(a.dtype) else None
+        columns[a.expr_id] = ColumnEstimate(ndv, low, high)
+    _LOCAL_COLUMNS[plan] = columns
+    return columns
+
+
+def _has_range(t: T.DataType) -> bool:
+    return _is_discrete(t) or isinstance(t, (T.DoubleType, T.FloatType, T.DecimalType, T.TimestampType))
+
+
 def _is_discrete(t: T.DataType) -> bool:
     return isinstance(t, (T.IntegerType, T.LongType, T.ShortType, T.ByteType, T.DateType))
 
@@ -155,11 +193,21 @@ def _aggregate(plan: L.Aggregate, k: Estimate) -> Estimate:
         return Estimate(-1, k.size_bytes)
     groups = 1.0
     for g in plan.grouping:
-        c = k.columns.get(g.expr_id) if isinstance(g, AttributeRef) else None
+        c = _named_column(g, k)
         groups *= c.ndv if c is not None and c.ndv else max(k.rows, 1) ** 0.5
     rows = int(min(k.rows, groups))
-    columns = {a.expr_id: k.columns[a.expr_id] for a in plan.output if a.expr_id in k.columns}
+    columns = {}
+    for e, a in zip(plan.aggregates, plan.output):
+        c = _named_column(e, k)
+        if c is not None:
+            columns[a.expr_id] = c
     return Estimate(rows, rows * row_width(plan.output), columns)
+
+
+def _named_column(e: Expr, k: Estimate) -> ColumnEstimate | None:
+    """The estimate of a column, also under an alias (`groupBy(col("k").alias("g"))` groups as `k` does)."""
+    source = e.child if isinstance(e, Alias) else e
+    return k.columns.get(source.expr_id) if isinstance(source, AttributeRef) else None
 
 
 def equi_keys(condition: Expr | None, left_ids: set[int], right_ids: set[int]) -> list[tuple[AttributeRef, AttributeRef]]:

@@ -18,6 +18,7 @@ ALIASES = {
 DEFAULTS: dict[str, str] = {
     "quiver.sql.shuffle.partitions": "8",
     "quiver.sql.autoBroadcastJoinThreshold": str(10 * 1024 * 1024),
+    "quiver.sql.join.broadcastByCostMaxBytes": "1g",
     "quiver.task.maxFailures": "4",
     "quiver.placement": "cost",
     "quiver.sql.ansi.enabled": "true",
@@ -52,6 +53,7 @@ def parse_positive_int(key: str, value: Any) -> int:
 _VALIDATORS = {
     "quiver.sql.shuffle.partitions": parse_positive_int,
     "quiver.sql.autoBroadcastJoinThreshold": parse_size,
+    "quiver.sql.join.broadcastByCostMaxBytes": parse_size,
     "quiver.task.maxFailures": parse_positive_int,
 }
 
@@ -96,6 +98,10 @@ class RuntimeConfig:
 
     def broadcast_threshold(self) -> int:
         return parse_size("spark.sql.autoBroadcastJoinThreshold", self.get("quiver.sql.autoBroadcastJoinThreshold"))
+
+    def broadcast_by_cost_max_bytes(self) -> int:
+        """The largest join side broadcast because it is cheaper than a shuffle; -1 turns that off."""
+        return parse_size("quiver.sql.join.broadcastByCostMaxBytes", self.get("quiver.sql.join.broadcastByCostMaxBytes"))
 
     def ansi_enabled(self) -> bool:
         """ANSI type coercion, on by default as in Spark 4 (ANSI runtime errors are not implemented)."""

@@ -73,6 +73,7 @@ class QueryExecution:
         pconf = PlannerConfig(
             shuffle_partitions=conf.shuffle_partitions(),
             broadcast_threshold=conf.broadcast_threshold(),
+            broadcast_by_cost_max_bytes=conf.broadcast_by_cost_max_bytes(),
             default_parallelism=self.session._runtime.parallelism,
         )
         return plan_physical(self.optimized, pconf)

@@ -9,6 +9,7 @@ from typing import Callable
 from quiver.engine.plan import LogicalPlan
 from quiver.planners.optimizer.collapse_projects import collapse_projects
 from quiver.planners.optimizer.constant_folding import fold_constants
+from quiver.planners.optimizer.disjunct_filters import derive_disjunct_filters
 from quiver.planners.optimizer.factor_disjunctions import factor_disjunctions
 from quiver.planners.optimizer.join_reorder import reorder_joins
 from quiver.planners.optimizer.limit_pushdown import push_down_limits
@@ -36,14 +37,19 @@ MAX_ITERATIONS = 20
 
 
 def optimize(plan: LogicalPlan, rules: tuple[Rule, ...] = RULES) -> tuple[LogicalPlan, list[str]]:
-    """Rules to a fixed point, join reordering once on the result, then the rules again (as Spark's batches).
+    """Rules to a fixed point; then, once each, per-table filters derived from cross-table ORs and
+    join reordering, each followed by the rules again (as Spark's batches).
 
     Reordering needs filters already pushed to the join inputs, where their selectivity is
-    estimated; the second pass moves the conditions it created and prunes columns again.
+    estimated; the later passes move the conditions these steps created and prune columns again.
     """
     plan, fired = _fixed_point(plan, rules)
     if rules is not RULES:
         return plan, fired
+    derived = derive_disjunct_filters(plan)
+    if derived != plan:
+        plan, again = _fixed_point(derived, rules)
+        fired = list(dict.fromkeys(fired + ["derive_disjunct_filters"] + again))
     reordered = reorder_joins(plan)
     if reordered == plan:
         return plan, fired

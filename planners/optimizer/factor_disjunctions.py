@@ -24,9 +24,10 @@ def factor_disjunctions(plan: LogicalPlan) -> LogicalPlan:
     return transform_up(plan, rule)
 
 
-def _disjuncts(e: Expr) -> list[Expr]:
+def disjuncts(e: Expr) -> list[Expr]:
+    """The branches of a (nested) OR; `e` alone when it is not one."""
     if isinstance(e, Or):
-        return _disjuncts(e.left) + _disjuncts(e.right)
+        return disjuncts(e.left) + disjuncts(e.right)
     return [e]
 
 
@@ -34,7 +35,7 @@ def factor(e: Expr) -> Expr:
     """`e` with the conjuncts common to all its OR branches pulled in front (e itself if none or not an OR)."""
     if not isinstance(e, Or) or not e.deterministic:
         return e
-    branches = [split_conjuncts(d) for d in _disjuncts(e)]
+    branches = [split_conjuncts(d) for d in disjuncts(e)]
     common = [c for c in branches[0] if all(c in b for b in branches[1:])]
     if not common:
         return e

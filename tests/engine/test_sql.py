@@ -338,7 +338,9 @@ def test_syntax_error_names_the_position_and_the_text(quiver_sql):
 
 
 def test_unknown_table_lists_the_temp_views(quiver_sql):
-    _raises(quiver_sql, "SELECT * FROM peopel", AnalysisException, "'peopel'", "did you mean 'people'", "depts, people")
+    message = _raises(quiver_sql, "SELECT * FROM peopel", AnalysisException, "'peopel'", "did you mean 'people'")
+    listed = message.split("Registered temp views: ")[1].split("\n")[0].split(", ")
+    assert {"depts", "people"} <= set(listed) and listed == sorted(listed)
 
 
 def test_unknown_column_lists_the_columns(quiver_sql):

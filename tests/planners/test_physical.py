@@ -14,10 +14,13 @@ from quiver import functions as F
 
 @pytest.fixture
 def threshold(spark):
-    """Set `spark.sql.autoBroadcastJoinThreshold` for one test."""
+    """Set `spark.sql.autoBroadcastJoinThreshold` for one test, as the only reason to broadcast."""
     previous = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    by_cost = spark.conf.get("quiver.sql.join.broadcastByCostMaxBytes")
+    spark.conf.set("quiver.sql.join.broadcastByCostMaxBytes", "-1")
     yield lambda v: spark.conf.set("spark.sql.autoBroadcastJoinThreshold", v)
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
+    spark.conf.set("quiver.sql.join.broadcastByCostMaxBytes", by_cost)
 
 
 def _nodes(df, kind):
@@ -74,6 +77,27 @@ def test_threshold_compares_with_the_estimated_size(spark, threshold):
     assert _nodes(q, P.HashJoinExec)[0].strategy.startswith("broadcast")
     threshold("1")
     assert _nodes(q, P.HashJoinExec)[0].strategy == "shuffle"
+
+
+def test_a_side_above_the_threshold_broadcasts_when_cheaper_than_a_shuffle(spark):
+    big = spark.createDataFrame(pa.table({"k": pa.array([i % 50 for i in range(20000)], pa.int64())}))
+    small = spark.createDataFrame(pa.table({"rk": pa.array(range(50), pa.int64())}))
+    q = big.join(small, F.col("k") == F.col("rk"))
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "1")
+    try:
+        join = _nodes(q, P.HashJoinExec)[0]
+        assert join.strategy == "broadcast-right" and join.reason.startswith("by cost")
+        assert "BroadcastHashJoin inner [k = rk] (by cost: est. 400 B x " in join.node_string()
+        # a build side as large as the probe side is shuffled, and explain says why
+        assert _nodes(big.join(big.withColumnRenamed("k", "rk"), F.col("k") == F.col("rk")),
+                      P.HashJoinExec)[0].strategy == "shuffle"
+        spark.conf.set("quiver.sql.join.broadcastByCostMaxBytes", "-1")
+        join = _nodes(q, P.HashJoinExec)[0]
+        assert join.strategy == "shuffle" and "broadcasting costs more" in join.node_string()
+        assert _rows(q) == sorted((k, k) for k in [i % 50 for i in range(20000)])
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+        spark.conf.unset("quiver.sql.join.broadcastByCostMaxBytes")
 
 
 def test_non_equi_join_is_a_broadcast_nested_loop(spark, partitions):

@@ -11,7 +11,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from quiver.connectors.base import ColumnStatistics, ReadOptions
-from quiver.connectors.files import FilePiece, FileReadError, partition_expression
+from quiver.connectors.files import FilePiece, FileReadError, partition_expression, project_file_batch
 from quiver.connectors.options import option_bool, option_choice
 from quiver.connectors.paths import DataFile, file_uri
 
@@ -115,18 +115,25 @@ class ParquetFormat:
         options: ReadOptions, partition: dict[str, pa.Scalar],
     ) -> Iterator[pa.RecordBatch]:
         path = piece.file.path
-        fmt = _file_format()
         try:
-            fragment = fmt.make_fragment(path, _LOCAL, partition_expression=partition_expression(partition))
-            physical = fragment.physical_schema
-            row_groups = piece.row_groups if piece.row_groups is not None else range(fragment.num_row_groups)
+            reader = pq.ParquetFile(path, coerce_int96_timestamp_unit="us")
+            physical = reader.schema_arrow
         except (pa.ArrowInvalid, OSError) as e:
             raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
-        # Scan with the file's own types (tz-aware, ns, ...); FileSource casts to the Spark types.
-        scan_schema = pa.schema([physical.field(f.name) if f.name in physical.names else f for f in schema])
-        for i in _matching_row_groups(fragment, row_groups, predicate, scan_schema):
-            # One row group at a time: a multi-row-group fragment may yield them out of order.
-            yield from _read_row_group(fragment.subset(row_group_ids=[i]), scan_schema, columns, path)
+        row_groups = piece.row_groups if piece.row_groups is not None else range(reader.num_row_groups)
+        if predicate is not None:
+            fragment = _file_format().make_fragment(path, _LOCAL, partition_expression=partition_expression(partition))
+            # Prune with the file's own types (tz-aware, ns, ...); FileSource casts to the Spark types.
+            scan_schema = pa.schema([physical.field(f.name) if f.name in physical.names else f for f in schema])
+            row_groups = _matching_row_groups(fragment, row_groups, predicate, scan_schema)
+        stored = [c for c in columns if c in physical.names and c not in partition]
+        for i in row_groups:
+            try:
+                table = reader.read_row_group(i, columns=stored, use_threads=False)
+            except (pa.ArrowInvalid, OSError) as e:
+                raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+            for batch in table.to_batches():
+                yield project_file_batch(batch, schema, columns, partition)
 
     def check_writable(self, schema: pa.Schema) -> None:
         return None
@@ -184,12 +191,3 @@ def _matching_row_groups(
         return list(row_groups)
     return [i for i in row_groups if i in kept]
 
-
-def _read_row_group(
-    fragment: ds.ParquetFileFragment, schema: pa.Schema, columns: list[str], path: str,
-) -> Iterator[pa.RecordBatch]:
-    """The batches of one row group."""
-    try:
-        yield from fragment.to_batches(schema=schema, columns=columns, use_threads=False)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e

@@ -116,17 +116,19 @@ class ParquetFormat:
     ) -> Iterator[pa.RecordBatch]:
         path = piece.file.path
         try:
-            reader = pq.ParquetFile(path, coerce_int96_timestamp_unit="us")
-            physical = reader.schema_arrow
+            meta = read_metadata(path)
+            physical = meta.schema.to_arrow_schema()
+            stored = [c for c in columns if c in physical.names and c not in partition]
+            reader = pq.ParquetFile(path, metadata=meta, coerce_int96_timestamp_unit="us",
+                                    read_dictionary=_dictionary_strings(meta, physical, stored))
         except (pa.ArrowInvalid, OSError) as e:
             raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
-        row_groups = piece.row_groups if piece.row_groups is not None else range(reader.num_row_groups)
+        row_groups = piece.row_groups if piece.row_groups is not None else range(meta.num_row_groups)
         if predicate is not None:
             fragment = _file_format().make_fragment(path, _LOCAL, partition_expression=partition_expression(partition))
             # Prune with the file's own types (tz-aware, ns, ...); FileSource casts to the Spark types.
             scan_schema = pa.schema([physical.field(f.name) if f.name in physical.names else f for f in schema])
             row_groups = _matching_row_groups(fragment, row_groups, predicate, scan_schema)
-        stored = [c for c in columns if c in physical.names and c not in partition]
         for i in row_groups:
             try:
                 table = reader.read_row_group(i, columns=stored, use_threads=False)
@@ -172,6 +174,32 @@ def _stored_field(f: pa.Field) -> pa.Field:
     if pa.types.is_timestamp(f.type) and f.type.tz is None:
         return pa.field(f.name, pa.timestamp(f.type.unit, "UTC"), f.nullable)
     return f
+
+
+def _dictionary_strings(meta: pq.FileMetaData, schema: pa.Schema, columns: list[str]) -> list[str]:
+    """The string columns stored with a small dictionary, which decode faster as dictionary indices.
+
+    Decoding such a column to a dictionary array and then to plain strings is about twice as fast
+    as decoding it to strings directly (TPC-H's l_shipmode: 0.045s against 0.094s at SF1); a
+    column with many distinct values (l_comment) is the other way round. The first row group's
+    dictionary page size, against the column chunk's size, tells the two apart.
+    """
+    if meta.num_row_groups == 0:
+        return []
+    group = meta.row_group(0)
+    chunks = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
+    chosen = []
+    for name in columns:
+        kind = schema.field(name).type
+        chunk = chunks.get(name)
+        if chunk is None or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+                                 or pa.types.is_string_view(kind)):
+            continue
+        if chunk.has_dictionary_page and chunk.dictionary_page_offset is not None:
+            dictionary_bytes = chunk.data_page_offset - chunk.dictionary_page_offset
+            if 0 < dictionary_bytes * 16 < chunk.total_uncompressed_size:
+                chosen.append(name)
+    return chosen
 
 
 def _matching_row_groups(

@@ -85,3 +85,44 @@ def _exact(e: Expr) -> bool:
     if isinstance(e, (And, Or)):
         return _exact(e.left) and _exact(e.right) and _translate(e.left) is not None and _translate(e.right) is not None
     return _translate(e) is not None
+
+
+_EXACT_OPS = {"=": "equal", "<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal"}
+
+
+def exact_arrow_expression(e: Expr) -> pc.Expression | None:
+    """`e` as an Arrow expression over internal column names that gives Spark's answer on every row,
+    or None when any part might not (floats, whose NaN compares equal in Spark; mixed types; IN,
+    whose null handling under NOT differs; functions). Used for residual join conditions that
+    Acero's hash join evaluates itself."""
+    if isinstance(e, (And, Or)):
+        a, b = exact_arrow_expression(e.left), exact_arrow_expression(e.right)
+        if a is None or b is None:
+            return None
+        return pc.and_kleene(a, b) if isinstance(e, And) else pc.or_kleene(a, b)
+    if isinstance(e, Not):
+        inner = exact_arrow_expression(e.child)
+        return None if inner is None else pc.invert(inner)
+    if isinstance(e, (IsNull, IsNotNull)):
+        operand = _exact_operand(e.child)
+        if operand is None:
+            return None
+        return pc.is_null(operand) if isinstance(e, IsNull) else pc.is_valid(operand)
+    if isinstance(e, Comparison) and e.op in _EXACT_OPS:
+        left, right = _exact_operand(e.left), _exact_operand(e.right)
+        if left is None or right is None or e.left.dtype.to_arrow() != e.right.dtype.to_arrow():
+            return None
+        return getattr(pc, _EXACT_OPS[e.op])(left, right)
+    return None
+
+
+def _exact_operand(e: Expr) -> pc.Expression | None:
+    """A column or a non-null literal whose type compares the same in Arrow as in Spark."""
+    arrow_type = e.dtype.to_arrow()
+    if pa.types.is_floating(arrow_type) or pa.types.is_nested(arrow_type) or pa.types.is_null(arrow_type):
+        return None
+    if isinstance(e, AttributeRef):
+        return pc.field(e.internal_name)
+    if isinstance(e, Literal) and e.value is not None:
+        return pc.scalar(pa.scalar(e.value, type=arrow_type))
+    return None

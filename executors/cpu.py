@@ -13,7 +13,7 @@ import pyarrow as pa
 from quiver.engine.shuffle import read_shuffle
 from quiver.engine.store import BlockId
 from quiver.executors.aggregate import aggregate_partition
-from quiver.executors.arrow_predicate import to_arrow_predicate
+from quiver.executors.arrow_predicate import exact_arrow_expression, to_arrow_predicate
 from quiver.executors.base import Device, TaskContext
 from quiver.executors.evaluate import evaluate_array, filter_batch
 from quiver.executors.join import join_tables, stream_hash_join
@@ -132,19 +132,21 @@ class CpuExecutor:
         yield from aggregate_partition(self.execute(plan.child, partition, ctx), plan.keys, plan.calls, plan.mode)
 
     def _HashJoinExec(self, plan: P.HashJoinExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
-        if plan.residual is None:
+        residual = exact_arrow_expression(plan.residual) if plan.residual is not None else None
+        if plan.residual is None or residual is not None:
             # Build a hash table on one side and stream the other through it: the broadcast side
-            # is the build side; a shuffled join builds on the right, as Spark does.
-            if plan.strategy == "broadcast-left":
+            # is the build side; a shuffled join builds on the right, as Spark does. A residual
+            # condition Arrow evaluates exactly is checked inside the join, on matching pairs.
+            if plan.strategy == "broadcast-left" or plan.build_left:
                 build = self._table(plan.left, partition, ctx)
                 probe = self.execute(plan.right, partition, ctx)
                 yield from stream_hash_join(probe, plan.right.output, plan.right_keys, build, plan.left_keys,
-                                            plan.how, plan.output, probe_is_left=False)
+                                            plan.how, plan.output, probe_is_left=False, residual=residual)
             else:
                 build = self._table(plan.right, partition, ctx)
                 probe = self.execute(plan.left, partition, ctx)
                 yield from stream_hash_join(probe, plan.left.output, plan.left_keys, build, plan.right_keys,
-                                            plan.how, plan.output, probe_is_left=True)
+                                            plan.how, plan.output, probe_is_left=True, residual=residual)
             return
         left = self._table(plan.left, partition, ctx)
         right = self._table(plan.right, partition, ctx)

@@ -88,17 +88,20 @@ def _acero_join(left: pa.Table, right: pa.Table, how: str, lk: tuple[Expr, ...],
     return joined.select([a.internal_name for a in output])
 
 
-_MIRRORED = {"inner": "inner", "left": "right outer", "right": "left outer", "full": "full outer"}
+_MIRRORED = {"inner": "inner", "left": "right outer", "right": "left outer", "full": "full outer",
+             "left_semi": "right semi", "left_anti": "right anti"}
 
 
 def stream_hash_join(
     probe: Iterator[pa.RecordBatch], probe_attrs: tuple[AttributeRef, ...], probe_keys: tuple[Expr, ...],
     build: pa.Table, build_keys: tuple[Expr, ...], how: str, output: tuple[AttributeRef, ...], probe_is_left: bool,
+    residual: pc.Expression | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """An equi-join streaming `probe` batches through Acero's hash table on `build`; yields output batches.
 
     `how` is from the left side's point of view; when the probe side is the right input the
-    join type is mirrored, since Acero builds on its second input.
+    join type is mirrored, since Acero builds on its second input. `residual`, over internal
+    column names, is the rest of the ON condition, which a matching pair must also satisfy.
     """
     if probe_is_left:
         join_type = _ACERO_JOIN_TYPES[how]
@@ -133,7 +136,8 @@ def stream_hash_join(
     names = [a.internal_name for a in output]
     keep_probe = [n for n in schema.names if n in names]
     keep_build = [n for n in build.column_names if n in names] if join_type not in ("left semi", "left anti") else []
-    options = acero.HashJoinNodeOptions(join_type, probe_names, build_names, keep_probe, keep_build)
+    options = acero.HashJoinNodeOptions(join_type, probe_names, build_names, keep_probe, keep_build,
+                                        filter_expression=residual)
     plan = acero.Declaration("hashjoin", options, inputs=[source, table_source])
     for batch in plan.to_reader(use_threads=False):
         if batch.num_rows:

@@ -282,6 +282,8 @@ class HashJoinExec(PhysicalPlan):
     strategy: str
     join_output: tuple[AttributeRef, ...]
     reason: str = ""
+    # A shuffled join builds its hash table on the right, as Spark's does, unless the left is much smaller.
+    build_left: bool = False
 
     @property
     def output(self) -> tuple[AttributeRef, ...]:
@@ -295,7 +297,10 @@ class HashJoinExec(PhysicalPlan):
         keys = ", ".join(f"{l.sql()} = {r.sql()}" for l, r in zip(self.left_keys, self.right_keys))
         extra = f" AND {self.residual.sql()}" if self.residual is not None else ""
         name = "BroadcastHashJoin" if self.strategy.startswith("broadcast") else "ShuffledHashJoin"
-        why = f" ({self.reason})" if self.reason else ""
+        notes = [self.reason] if self.reason else []
+        if self.build_left:
+            notes.append("builds on the left")
+        why = f" ({'; '.join(notes)})" if notes else ""
         return f"{name} {self.how} [{keys}]{extra}{why}"
 
 
@@ -604,7 +609,8 @@ class _Planner:
         return HashJoinExec(
             self._exchange(left, HashPartitioning(left_keys, n)),
             self._exchange(right, HashPartitioning(right_keys, n)),
-            how, left_keys, right_keys, residual, "shuffle", out, _shuffle_reason(left_size, right_size))
+            how, left_keys, right_keys, residual, "shuffle", out, _shuffle_reason(left_size, right_size),
+            build_left=how in ("inner", "left", "left_semi", "left_anti") and 0 <= 2 * left_size < right_size)
 
     def _broadcast_reason(self, build: int, probe: int, probe_tasks: int) -> str | None:
         """Why the `build` side (estimated bytes) may be broadcast to the probe side's tasks; None if not.

@@ -192,3 +192,18 @@ def test_explain_names_the_strategies(spark, threshold):
     threshold("10m")
     text = left.join(right, left["k"] == right["rk"])._execution().explain_string()
     assert "BroadcastHashJoin inner" in text and "BroadcastExchange" in text
+
+
+@pytest.mark.parametrize("how", ["left_semi", "left_anti", "inner", "left"])
+def test_a_shuffled_join_builds_on_a_much_smaller_left_side(spark, partitions, threshold, how):
+    threshold("-1")
+    small = spark.createDataFrame(TABLE_R).withColumnRenamed("k", "rk")
+    big = spark.createDataFrame(TABLE_L)
+    q = small.join(big, (small["rk"] == big["k"]) & (small["w"] != big["v"]), how)
+    join = _nodes(q, P.HashJoinExec)[0]
+    assert join.strategy == "shuffle" and join.build_left and "builds on the left" in join.node_string()
+    sql = {"left_semi": "SELECT * FROM r WHERE EXISTS (SELECT 1 FROM l WHERE r.k = l.k AND r.w <> l.v)",
+           "left_anti": "SELECT * FROM r WHERE NOT EXISTS (SELECT 1 FROM l WHERE r.k = l.k AND r.w <> l.v)",
+           "inner": "SELECT * FROM r JOIN l ON r.k = l.k AND r.w <> l.v",
+           "left": "SELECT * FROM r LEFT JOIN l ON r.k = l.k AND r.w <> l.v"}[how]
+    assert _rows(q) == _duck(sql)

@@ -16,6 +16,7 @@ from quiver.planners.optimizer.limit_pushdown import push_down_limits
 from quiver.planners.optimizer.merge_filters import merge_filters
 from quiver.planners.optimizer.predicate_pushdown import push_down_predicates
 from quiver.planners.optimizer.prune_columns import prune_columns
+from quiver.planners.optimizer.semi_join_pushdown import push_down_semi_joins
 from quiver.planners.optimizer.simplify_filters import simplify_filters
 from quiver.planners.optimizer.subqueries import rewrite_subqueries
 
@@ -37,8 +38,9 @@ MAX_ITERATIONS = 20
 
 
 def optimize(plan: LogicalPlan, rules: tuple[Rule, ...] = RULES) -> tuple[LogicalPlan, list[str]]:
-    """Rules to a fixed point; then, once each, per-table filters derived from cross-table ORs and
-    join reordering, each followed by the rules again (as Spark's batches).
+    """Rules to a fixed point; then, once each and each followed by the rules again (as Spark's
+    batches): per-table filters derived from cross-table ORs, join reordering, and semi/anti
+    joins sunk below the inner joins they do not need.
 
     Reordering needs filters already pushed to the join inputs, where their selectivity is
     estimated; the later passes move the conditions these steps created and prune columns again.
@@ -46,15 +48,12 @@ def optimize(plan: LogicalPlan, rules: tuple[Rule, ...] = RULES) -> tuple[Logica
     plan, fired = _fixed_point(plan, rules)
     if rules is not RULES:
         return plan, fired
-    derived = derive_disjunct_filters(plan)
-    if derived != plan:
-        plan, again = _fixed_point(derived, rules)
-        fired = list(dict.fromkeys(fired + ["derive_disjunct_filters"] + again))
-    reordered = reorder_joins(plan)
-    if reordered == plan:
-        return plan, fired
-    plan, again = _fixed_point(reordered, rules)
-    return plan, list(dict.fromkeys(fired + ["reorder_joins"] + again))
+    for step in (derive_disjunct_filters, reorder_joins, push_down_semi_joins):
+        stepped = step(plan)
+        if stepped != plan:
+            plan, again = _fixed_point(stepped, rules)
+            fired = list(dict.fromkeys(fired + [step.__name__] + again))
+    return plan, fired
 
 
 def _fixed_point(plan: LogicalPlan, rules: tuple[Rule, ...]) -> tuple[LogicalPlan, list[str]]:

@@ -87,7 +87,8 @@ class _Frames:
         self.peer_end = peer_ends[peer_id]
         self.peer_id = peer_id
 
-    def bounds(self, frame: tuple[str, int, int], order_keys: list[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
+    def bounds(self, frame: tuple[str, int, int], order_keys: list[pa.Array],
+               ascending: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Inclusive [lo, hi] row bounds of each row's frame (lo > hi means empty)."""
         kind, a, b = frame
         if kind == "rows":
@@ -99,28 +100,41 @@ class _Frames:
         elif a == 0:
             lo = self.peer_start
         else:
-            lo = self._range_offset(order_keys, a, lower=True)
+            lo = self._range_offset(order_keys, a, ascending, lower=True)
         if b >= -UNBOUNDED - 1:
             hi = self.end - 1
         elif b == 0:
             hi = self.peer_end - 1
         else:
-            hi = self._range_offset(order_keys, b, lower=False)
+            hi = self._range_offset(order_keys, b, ascending, lower=False)
         return lo, hi
 
-    def _range_offset(self, order_keys: list[pa.Array], offset: int, lower: bool) -> np.ndarray:
+    def _range_offset(self, order_keys: list[pa.Array], offset: int, ascending: bool, lower: bool) -> np.ndarray:
+        """Each row's first (lower) or last frame row for a RANGE bound `offset` away from its key.
+
+        PRECEDING means earlier in the window's order: smaller keys when ascending, larger when
+        descending, so a descending key is negated and treated as ascending. A row whose key is
+        null has the other null rows as its frame, and null rows are in no other row's frame.
+        """
         if len(order_keys) != 1:
             raise QuiverError("a RANGE frame with an offset needs exactly one numeric ORDER BY column")
-        values = order_keys[0].to_numpy(zero_copy_only=False).astype(np.float64)
-        out = np.empty(self.n, dtype=np.int64)
+        key = order_keys[0]
+        values = key.to_numpy(zero_copy_only=False).astype(np.float64)
+        if not ascending:
+            values = -values
+        null = key.is_null().to_numpy(zero_copy_only=False)
+        out = np.where(null, self.peer_start if lower else self.peer_end - 1, 0)
         for s in np.unique(self.start):
             e = int(self.end[s])
-            seg = values[s:e]
-            target = seg + offset
+            rows = np.arange(s, e)[~null[s:e]]
+            if not len(rows):
+                continue
+            first, last = int(rows[0]), int(rows[-1]) + 1
+            seg = values[first:last]
             if lower:
-                out[s:e] = s + np.searchsorted(seg, target, side="left")
+                out[first:last] = first + np.searchsorted(seg, seg + offset, side="left")
             else:
-                out[s:e] = s + np.searchsorted(seg, target, side="right") - 1
+                out[first:last] = first + np.searchsorted(seg, seg + offset, side="right") - 1
         return out
 
 
@@ -130,7 +144,7 @@ def _compute(w: WindowExpression, batch: pa.RecordBatch, f: _Frames, order_keys:
     if isinstance(fn, WindowFunction):
         return _window_function(fn, batch, f, out_type)
     if isinstance(fn, AggregateFunction):
-        lo, hi = f.bounds(w.effective_frame, order_keys)
+        lo, hi = f.bounds(w.effective_frame, order_keys, w.order_by[0].ascending if w.order_by else True)
         return _framed_aggregate(fn, batch, lo, hi, f, out_type)
     raise QuiverError(f"cannot evaluate {fn.sql()} over a window")
 
@@ -200,8 +214,19 @@ def _framed_aggregate(fn: AggregateFunction, batch: pa.RecordBatch, lo: np.ndarr
         return _extreme(values, lo_c, hi_c, empty | (n_valid == 0), f, name, out_type)
     if name in ("first", "last", "any_value"):
         pick = lo_c if name != "last" else hi_c
+        none = empty
+        if fn.ignore_nulls:
+            # The first (last) non-null value at or after lo (at or before hi), if inside the frame.
+            index = np.arange(len(valid))
+            if name != "last":
+                pick = np.minimum.accumulate(np.where(valid, index, len(valid))[::-1])[::-1][lo_c]
+                none = empty | (pick > hi_c)
+            else:
+                pick = np.maximum.accumulate(np.where(valid, index, -1))[hi_c]
+                none = empty | (pick < lo_c)
+            pick = np.clip(pick, 0, max(len(valid) - 1, 0))
         taken = values.take(pa.array(pick))
-        return pc.if_else(pa.array(empty), pa.scalar(None, values.type), taken).cast(out_type)
+        return pc.if_else(pa.array(none), pa.scalar(None, values.type), taken).cast(out_type)
     raise QuiverError(f"aggregate {name} is not supported over a window frame; supported: count, sum, avg, min, max, first, last")
 
 

@@ -6,7 +6,6 @@ tie are broken by `order_id`, so each engine's answer is the only right one.
 """
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -173,13 +172,9 @@ def test_sql_window_matches_the_dataframe_window():
     assert_same(program)
 
 
-# ---------------------------------------------------------------- known gaps of the window executor
-
-_ON_QUIVER = os.environ.get("QUIVER_COMPAT_ENGINE", "quiver") != "pyspark"
+# ---------------------------------------------------------------- IGNORE NULLS, RANGE over descending keys with nulls
 
 
-@pytest.mark.xfail(_ON_QUIVER, strict=True,
-                   reason="executors/window.py ignores ignore_nulls for first/last over a frame")
 def test_first_and_last_value_ignore_nulls():
     assert_same(_sql(
         "SELECT order_id, first_value(price) IGNORE NULLS OVER (PARTITION BY region ORDER BY order_id DESC) AS f, "
@@ -187,8 +182,6 @@ def test_first_and_last_value_ignore_nulls():
         "ORDER BY order_id) AS l2 FROM win_sales"))
 
 
-@pytest.mark.xfail(_ON_QUIVER, strict=True,
-                   reason="executors/window.py computes RANGE offsets as if the key were ascending without nulls")
 def test_range_frame_over_a_descending_key_with_nulls():
     assert_same(_sql(
         "SELECT order_id, sum(order_id) OVER (ORDER BY qty DESC RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) AS a, "

@@ -13,7 +13,7 @@ import datetime as _dt
 import decimal as _decimal
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
 import sqlglot
@@ -601,8 +601,22 @@ class ExpressionTranslator:
         return translate_window(self, node)
 
     def _filter(self, node: exp.Filter) -> Expr:
-        raise self.unsupported(node, "an aggregate FILTER (WHERE ...) clause",
-                                "write sum(CASE WHEN cond THEN x END) or count(CASE WHEN cond THEN 1 END)")
+        """`agg(x) FILTER (WHERE c)` as `agg(CASE WHEN c THEN x END)`, named as Spark names it.
+
+        Exact for aggregates that skip nulls; first/last/any_value keep nulls unless told to
+        ignore them, so there a filtered-out row would still count and the clause is refused.
+        """
+        aggregate = self.translate(node.this)
+        condition = self.translate(node.expression.this)
+        if not isinstance(aggregate, AggregateFunction):
+            raise self.unsupported(node, "FILTER (WHERE ...) after something other than an aggregate function")
+        if aggregate.name in ("first", "last", "any_value") and not aggregate.ignore_nulls:
+            raise self.unsupported(node, f"FILTER (WHERE ...) on {aggregate.name}() without IGNORE NULLS",
+                                   f"write {aggregate.name}(CASE WHEN cond THEN x END, true)")
+        args = aggregate.args or (Literal(1, T.IntegerType()),)
+        filtered = replace(aggregate, args=tuple(CaseWhen((condition,), (a,)) for a in args),
+                           display=aggregate.display or aggregate.name)
+        return Alias(filtered, f"{aggregate.sql()} FILTER (WHERE {condition.sql()})")
 
     def _lambda(self, node: exp.Lambda) -> Expr:
         raise self.unsupported(node, "a lambda function (x -> ...)")

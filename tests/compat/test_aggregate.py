@@ -259,3 +259,13 @@ def test_nan_is_largest_in_min_max():
              ("d", float("nan"))], "k string, x double")
         return df.groupBy("k").agg(F.min("x"), F.max("x"), F.sum("x"), F.countDistinct("x"))
     assert_same(program)
+
+
+def test_sql_aggregate_filter_clause_names_and_values():
+    def program(spark, F, T, Window):
+        people(spark).createOrReplaceTempView("agg_filter_people")
+        return spark.sql(
+            "SELECT city, count(*) FILTER (WHERE age > 30), sum(salary) FILTER (WHERE age > 30) AS s, "
+            "count(DISTINCT dept_id) FILTER (WHERE salary IS NOT NULL), avg(age) FILTER (WHERE city <> 'Oslo'), "
+            "max(name) FILTER (WHERE age IS NULL) FROM agg_filter_people GROUP BY city")
+    assert_same(program)

@@ -438,12 +438,14 @@ def summarize(table: pa.Table, key_columns: list[str], dump: Path | None = None,
 # --- the child process ---------------------------------------------------------------
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An exception's type and the first line of its message, which is what a report shows."""
     text = f"{type(exc).__name__}: {exc}".strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _emit(events: Path, **event: Any) -> None:
+def emit(events: Path, **event: Any) -> None:
+    """Append one event for the parent; each event also marks progress for its timeout watchdog."""
     with events.open("a") as fh:
         fh.write(json.dumps(event) + "\n")
 
@@ -456,10 +458,10 @@ def run_child(engine_name: str, paths: Paths, repeat: int, slow_s: float, events
         engine = STARTERS[engine_name]()
     except BaseException as exc:  # report any start-up failure, including ImportError
         traceback.print_exc()
-        _emit(events, event="fatal", stage="startup", error=_first_line(exc))
+        emit(events, event="fatal", stage="startup", error=first_line(exc))
         return 1
     startup_s = time.perf_counter() - t0
-    _emit(events, event="startup", seconds=startup_s, version=engine.version)
+    emit(events, event="startup", seconds=startup_s, version=engine.version)
     print(f"[{engine_name}] started in {startup_s:.2f}s ({engine.version})", flush=True)
 
     for name in workloads:
@@ -483,24 +485,24 @@ def run_child(engine_name: str, paths: Paths, repeat: int, slow_s: float, events
             del result
         except BaseException as exc:
             traceback.print_exc()
-            _emit(events, event="workload", name=name, error=_first_line(exc), times=times)
-            print(f"[{engine_name}] {name}: FAILED {_first_line(exc)}", flush=True)
+            emit(events, event="workload", name=name, error=first_line(exc), times=times)
+            print(f"[{engine_name}] {name}: FAILED {first_line(exc)}", flush=True)
             if isinstance(exc, KeyboardInterrupt):
                 raise
             continue
         median = statistics.median(times)
-        _emit(events, event="workload", name=name, times=times, warmup=warmup_s,
+        emit(events, event="workload", name=name, times=times, warmup=warmup_s,
               median=median, summary=summary)
         runs_txt = ", ".join(f"{x:.3f}" for x in times)
         print(f"[{engine_name}] {name}: median {median:.3f}s (warm-up {warmup_s:.3f}s; runs {runs_txt})",
               flush=True)
 
     # Read high-water marks before closing, while a JVM child is still alive.
-    _emit(events, event="memory", processes=proctree.tree_hwm(os.getpid()))
+    emit(events, event="memory", processes=proctree.tree_hwm(os.getpid()))
     try:
         engine.close()
     except Exception as exc:
-        print(f"[{engine_name}] close failed: {_first_line(exc)}", flush=True)
+        print(f"[{engine_name}] close failed: {first_line(exc)}", flush=True)
     return 0
 
 

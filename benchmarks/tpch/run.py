@@ -30,6 +30,7 @@ from typing import Any, Self
 import pyarrow as pa
 
 from benchmarks import proctree
+from benchmarks.core_engines import emit, first_line
 from benchmarks.tpch.answers import answer_difference
 from benchmarks.tpch.datagen import TABLES, ensure_tables, scale_name
 from benchmarks.tpch.queries import has_order_by
@@ -45,18 +46,6 @@ DISPLAY = {"quiver": "Quiver", "duckdb": "DuckDB", "polars": "Polars", "pyspark"
 # --- the child: one engine, timed -----------------------------------------------------------------
 
 
-def _first_line(exc: BaseException) -> str:
-    """An exception's type and the first line of its message, which is what the report shows."""
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _emit(events: Path, **event: Any) -> None:
-    """Append one event for the parent; each event also marks progress for its timeout watchdog."""
-    with events.open("a") as fh:
-        fh.write(json.dumps(event) + "\n")
-
-
 def answer_path(answers: Path, engine: str, n: int) -> Path:
     """Where an engine's answer to query n is kept for the parent's comparison."""
     return answers / f"{engine}-q{n:02d}.arrow"
@@ -70,7 +59,7 @@ def _save(table: pa.Table, path: Path) -> None:
 def _time_query(engine: Any, n: int, repeat: int, slow_s: float, events: Path) -> tuple[Any, float, list[float]]:
     """A warm-up run of query n, then `repeat` timed runs (one if the warm-up was slower than `slow_s`)."""
     gc.collect()
-    _emit(events, event="run", query=n, index=0)
+    emit(events, event="run", query=n, index=0)
     t0 = time.perf_counter()
     result = engine.run(n)
     warmup = time.perf_counter() - t0
@@ -78,7 +67,7 @@ def _time_query(engine: Any, n: int, repeat: int, slow_s: float, events: Path) -
     for index in range(1, (repeat if warmup < slow_s else 1) + 1):
         del result
         gc.collect()
-        _emit(events, event="run", query=n, index=index)
+        emit(events, event="run", query=n, index=index)
         t0 = time.perf_counter()
         result = engine.run(n)
         times.append(time.perf_counter() - t0)
@@ -94,11 +83,11 @@ def _run_query(engine: Any, n: int, args: argparse.Namespace) -> None:
         _save(table, answer_path(args.answers, engine.name, n))
     except Exception as exc:  # noqa: BLE001 - any failure of a query is reported, not fatal
         traceback.print_exc()
-        _emit(args.events, event="query", query=n, error=_first_line(exc))
-        print(f"[{engine.name}] Q{n:02d}: FAILED {_first_line(exc)}", flush=True)
+        emit(args.events, event="query", query=n, error=first_line(exc))
+        print(f"[{engine.name}] Q{n:02d}: FAILED {first_line(exc)}", flush=True)
         return
     median = statistics.median(times)
-    _emit(args.events, event="query", query=n, times=times, warmup=warmup, median=median, rows=table.num_rows)
+    emit(args.events, event="query", query=n, times=times, warmup=warmup, median=median, rows=table.num_rows)
     runs = ", ".join(f"{x:.3f}" for x in times)
     print(f"[{engine.name}] Q{n:02d}: median {median:.3f}s (warm-up {warmup:.3f}s; runs {runs}; "
           f"{table.num_rows} rows)", flush=True)
@@ -124,19 +113,19 @@ def child_main(argv: list[str] | None = None) -> int:
         engine = engines.start(args.engine, paths, args.form)
     except Exception as exc:  # noqa: BLE001 - report any start-up failure, ImportError included
         traceback.print_exc()
-        _emit(args.events, event="fatal", error=_first_line(exc))
+        emit(args.events, event="fatal", error=first_line(exc))
         return 1
     startup = time.perf_counter() - t0
-    _emit(args.events, event="startup", seconds=startup, version=engine.version, settings=engine.settings)
+    emit(args.events, event="startup", seconds=startup, version=engine.version, settings=engine.settings)
     print(f"[{engine.name}] started in {startup:.2f}s ({engine.version})", flush=True)
     for n in (int(q) for q in args.queries.split(",")):
         _run_query(engine, n, args)
     # High-water marks are read before closing, while a JVM child is still alive.
-    _emit(args.events, event="memory", processes=proctree.tree_hwm(os.getpid()))
+    emit(args.events, event="memory", processes=proctree.tree_hwm(os.getpid()))
     try:
         engine.close()
     except Exception as exc:  # noqa: BLE001 - the timings are in; a failed close is only noted
-        print(f"[{engine.name}] close failed: {_first_line(exc)}", flush=True)
+        print(f"[{engine.name}] close failed: {first_line(exc)}", flush=True)
     return 0
 
 
@@ -323,7 +312,7 @@ def _compare(ref: Path, other: Path, n: int) -> str | None:
     try:
         return answer_difference(_read_answer(ref), _read_answer(other), ordered=has_order_by(n), rel_tol=REL_TOL)
     except Exception as exc:  # noqa: BLE001 - an answer that cannot be compared is a disagreement
-        return f"could not compare: {_first_line(exc)}"
+        return f"could not compare: {first_line(exc)}"
 
 
 def check_agreement(runs: dict[str, EngineRun], queries: list[int], work: Path

@@ -316,6 +316,24 @@ class DataFrame:
         """Distinct rows of this DataFrame not present in `other` (EXCEPT DISTINCT)."""
         return self._set_join(other, "left_anti")
 
+    def intersectAll(self, other: "DataFrame") -> "DataFrame":
+        """Rows present in both, duplicates kept: a row found m and n times appears min(m, n) times."""
+        return self._set_join_all(other, "left_semi", "intersectAll")
+
+    def exceptAll(self, other: "DataFrame") -> "DataFrame":
+        """Rows of this DataFrame not matched in `other`, duplicates kept: m and n copies leave max(m - n, 0)."""
+        return self._set_join_all(other, "left_anti", "exceptAll")
+
+    def _set_join_all(self, other: "DataFrame", how: str, name: str) -> "DataFrame":
+        from quiver.engine.sql import semi_join_set_operation
+
+        if len(self.columns) != len(other.columns):
+            raise AnalysisException(
+                f"{name} needs inputs with the same number of columns: {len(self.columns)} "
+                f"({', '.join(self.columns)}) vs {len(other.columns)} ({', '.join(other.columns)})"
+            )
+        return self._with(semi_join_set_operation(self._plan, other._plan, how, keep_duplicates=True))
+
     def _set_join(self, other: "DataFrame", how: str) -> "DataFrame":
         from quiver.engine.analyzer import _fresh_ids
 

@@ -25,11 +25,11 @@ from quiver.engine.analyzer import (
 from quiver.engine.errors import AnalysisException, ParseException
 from quiver.engine.expressions import (
     AggregateFunction, Alias, AttributeRef, Cast, Comparison, Expr, ScalarFunction, SortOrder, UnresolvedColumn,
-    UnresolvedStar, WindowExpression, conjoin, contains_aggregate, contains_window, strip_alias,
+    UnresolvedStar, WindowExpression, WindowFunction, conjoin, contains_aggregate, contains_window, strip_alias,
     substitute_attributes, wider_type,
 )
 from quiver.engine.plan import (
-    Aggregate, Filter, Join, Limit, LogicalPlan, Project, Sort, SubqueryAlias, Union,
+    Aggregate, Filter, Join, Limit, LogicalPlan, Project, Sort, SubqueryAlias, Union, Window,
 )
 from quiver.engine.sql_expressions import (
     ExpressionTranslator, display_name, name_select_item, parse_expression, parse_sql, sort_order,
@@ -393,9 +393,8 @@ class QueryTranslator:
             plan = analyze(Union((left, right)))
             plan = _distinct(plan) if distinct else plan
         else:
-            if not distinct:
-                raise self.exprs.unsupported(node, f"{word} ALL", f"{word} (distinct) is supported")
-            plan = _semi_join_set_operation(left, right, "left_semi" if word == "INTERSECT" else "left_anti")
+            plan = semi_join_set_operation(left, right, "left_semi" if word == "INTERSECT" else "left_anti",
+                                           keep_duplicates=not distinct)
         return self._limit(self._order_output(plan, node), node)
 
 
@@ -616,13 +615,31 @@ def _distinct(plan: LogicalPlan) -> LogicalPlan:
     return analyze(Aggregate(plan, tuple(out), tuple(out)))
 
 
-def _semi_join_set_operation(left: LogicalPlan, right: LogicalPlan, how: str) -> LogicalPlan:
-    """INTERSECT / EXCEPT as Spark plans them: a left semi / anti join on null-safe equality of every column, then distinct."""
+def semi_join_set_operation(left: LogicalPlan, right: LogicalPlan, how: str, keep_duplicates: bool = False
+                            ) -> LogicalPlan:
+    """INTERSECT / EXCEPT as a left semi / anti join on null-safe equality of every column.
+
+    The distinct forms then drop duplicates, as Spark plans them. The ALL forms keep multisets:
+    each side numbers the copies of a row (1, 2, ...), and the join also matches that number, so
+    INTERSECT ALL keeps min(m, n) copies of a row found m and n times, EXCEPT ALL max(m - n, 0).
+    """
     types = [wider_type(l.dtype, r.dtype, f"column '{l.name}' of a set operation")
              for l, r in zip(left.output, right.output)]
     left, right = _cast_columns(left, types), _with_fresh_ids(left, _cast_columns(right, types))
-    condition = coerce(conjoin([Comparison("<=>", l, r) for l, r in zip(left.output, right.output)]))
-    return _distinct(analyze(Join(left, right, how, condition)))
+    pairs = [Comparison("<=>", l, r) for l, r in zip(left.output, right.output)]
+    if not keep_duplicates:
+        return _distinct(analyze(Join(left, right, how, coerce(conjoin(pairs)))))
+    columns = left.output
+    left, right = _numbered_copies(left), _numbered_copies(right)
+    pairs.append(Comparison("=", left.output[-1], right.output[-1]))
+    return analyze(Project(analyze(Join(left, right, how, coerce(conjoin(pairs)))), columns))
+
+
+def _numbered_copies(plan: LogicalPlan) -> LogicalPlan:
+    """`plan` and a last column numbering the copies of each distinct row, from 1."""
+    orders = tuple(SortOrder(a) for a in plan.output)
+    number = Alias(WindowExpression(WindowFunction("row_number"), plan.output, orders), "__quiver_copy")
+    return analyze(Window(plan, (number,), plan.output, orders))
 
 
 def _cast_columns(plan: LogicalPlan, types: list[T.DataType]) -> LogicalPlan:

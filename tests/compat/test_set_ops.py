@@ -1,4 +1,4 @@
-"""union, unionByName (with missing columns), distinct, dropDuplicates, intersect, subtract."""
+"""union, unionByName (with missing columns), distinct, dropDuplicates, intersect, subtract, intersectAll, exceptAll."""
 from __future__ import annotations
 
 import pytest
@@ -114,4 +114,23 @@ def test_intersect_and_subtract():
         b = spark.createDataFrame([(2,), (3,), (4,), (None,)], "x int")
         return a.intersect(b).withColumn("op", F.lit("intersect")).union(
             a.subtract(b).withColumn("op", F.lit("subtract")))
+    assert_same(program)
+
+
+def test_intersect_all_and_except_all_keep_multisets():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, "x"), (1, "x"), (1, "x"), (2, None), (2, None), (3, "z")], "k int, v string")
+        b = spark.createDataFrame([(1, "x"), (1, "x"), (2, None), (4, "w")], "k long, v string")
+        return a.intersectAll(b).withColumn("op", F.lit("intersectAll")).union(
+            a.exceptAll(b).withColumn("op", F.lit("exceptAll"))).union(
+            b.exceptAll(a).withColumn("op", F.lit("b exceptAll a")))
+    assert_same(program)
+
+
+def test_sql_intersect_all_and_except_all():
+    def program(spark, F, T, Window):
+        people(spark).createOrReplaceTempView("setop_people")
+        return spark.sql(
+            "(SELECT city FROM setop_people INTERSECT ALL SELECT city FROM setop_people WHERE age > 30) "
+            "UNION ALL (SELECT city FROM setop_people EXCEPT ALL SELECT city FROM setop_people WHERE age > 30)")
     assert_same(program)

@@ -207,6 +207,12 @@ class DataFrame:
             raise ConfigurationError(f"limit() needs a non-negative number of rows, got {num}")
         return self._with(L.Limit(self._plan, int(num)))
 
+    def offset(self, num: int) -> "DataFrame":
+        """Every row but the first `num`, in this DataFrame's order (PySpark 3.4's df.offset)."""
+        if num < 0:
+            raise ConfigurationError(f"offset() needs a non-negative number of rows, got {num}")
+        return self._with(L.Offset(self._plan, int(num)))
+
     def orderBy(self, *cols: Any, ascending: bool | list[bool] | None = None) -> "DataFrame":
         items = _flatten(cols)
         if not items:

@@ -310,6 +310,21 @@ class Limit(LogicalPlan):
 
 
 @dataclass(frozen=True)
+class Offset(LogicalPlan):
+    """Skip the first `n` rows (SQL OFFSET, `df.offset(n)`), in the child's order."""
+
+    child: LogicalPlan
+    n: int
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output
+
+    def node_string(self) -> str:
+        return f"Offset {self.n}"
+
+
+@dataclass(frozen=True)
 class SubqueryAlias(LogicalPlan):
     """`df.alias("d")`: the child's columns become reachable as `d.<name>`."""
 

@@ -29,7 +29,7 @@ from quiver.engine.expressions import (
     substitute_attributes, wider_type,
 )
 from quiver.engine.plan import (
-    Aggregate, Filter, Join, Limit, LogicalPlan, Project, Sort, SubqueryAlias, Union, Window,
+    Aggregate, Filter, Join, Limit, LogicalPlan, Offset, Project, Sort, SubqueryAlias, Union, Window,
 )
 from quiver.engine.sql_expressions import (
     ExpressionTranslator, display_name, name_select_item, parse_expression, parse_sql, sort_order,
@@ -48,7 +48,6 @@ _UNSUPPORTED_CLAUSES = {
     "laterals": ("LATERAL VIEW", "use the DataFrame API: df.select(F.explode(...))"),
     "distribute": ("DISTRIBUTE BY", "use df.repartition(...)"),
     "cluster": ("CLUSTER BY", "use df.repartition(...).sortWithinPartitions(...)"),
-    "offset": ("OFFSET", "use LIMIT, or a row_number() window in the DataFrame API"),
     "pivots": ("PIVOT", "use df.groupBy(...).pivot(...)"),
 }
 
@@ -192,13 +191,13 @@ class QueryTranslator:
         return items
 
     def _limit(self, plan: LogicalPlan, node: exp.Expression) -> LogicalPlan:
-        limit = node.args.get("limit")
-        if limit is None:
-            return plan
-        value = limit.expression
-        if not (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()):
-            raise ParseException(f"LIMIT takes a non-negative integer literal, got {value.sql(dialect='spark')!r}")
-        return analyze(Limit(plan, int(value.this)))
+        """LIMIT n and OFFSET m, the offset first: LIMIT 10 OFFSET 5 returns rows 6 to 15."""
+        offset, limit = node.args.get("offset"), node.args.get("limit")
+        if offset is not None:
+            plan = analyze(Offset(plan, _row_count(offset.expression, "OFFSET")))
+        if limit is not None:
+            plan = analyze(Limit(plan, _row_count(limit.expression, "LIMIT")))
+        return plan
 
     def _order_output(self, plan: LogicalPlan, node: exp.Expression) -> LogicalPlan:
         """ORDER BY over a query's output only (set operations, parenthesized queries)."""
@@ -647,6 +646,12 @@ def _cast_columns(plan: LogicalPlan, types: list[T.DataType]) -> LogicalPlan:
         return plan
     return analyze(Project(plan, tuple(a if a.dtype == t else Alias(Cast(a, t), a.name)
                                        for a, t in zip(plan.output, types))))
+
+
+def _row_count(value: exp.Expression, clause: str) -> int:
+    if not (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()):
+        raise ParseException(f"{clause} takes a non-negative integer literal, got {value.sql(dialect='spark')!r}")
+    return int(value.this)
 
 
 def _ordinal(node: exp.Expression) -> int | None:

@@ -34,7 +34,7 @@ TOPK_CHUNK_ROWS = 1 << 20
 
 CPU_OPERATORS = frozenset({
     "ScanExec", "LocalTableExec", "CachedExec", "RangeExec", "FilterExec", "ProjectExec",
-    "HashAggregateExec", "HashJoinExec", "NestedLoopJoinExec", "SortExec", "TopKExec", "LimitExec",
+    "HashAggregateExec", "HashJoinExec", "NestedLoopJoinExec", "SortExec", "TopKExec", "LimitExec", "OffsetExec",
     "UnionExec", "ShuffleReadExec", "WindowExec", "CoalesceExec",
 })
 
@@ -111,6 +111,15 @@ class CpuExecutor:
                 return
             remaining -= batch.num_rows
             yield batch
+
+    def _OffsetExec(self, plan: P.OffsetExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        skip = plan.n
+        for batch in self.execute(plan.child, partition, ctx):
+            if skip >= batch.num_rows:
+                skip -= batch.num_rows
+                continue
+            yield batch.slice(skip)
+            skip = 0
 
     def _CoalesceExec(self, plan: P.CoalesceExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         inputs, outputs = plan.child.num_partitions, plan.num_partitions

@@ -370,6 +370,17 @@ class TopKExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
+class OffsetExec(PhysicalPlan):
+    """Skip the first `n` rows of its input, which the planner gives one partition."""
+
+    child: PhysicalPlan
+    n: int
+
+    def node_string(self) -> str:
+        return f"Offset {self.n}"
+
+
+@dataclass(frozen=True)
 class LimitExec(PhysicalPlan):
     """The first `n` rows of each partition; stops pulling input once it has them."""
 
@@ -523,6 +534,10 @@ class _Planner:
             return self._sort(node)
         if isinstance(node, L.Limit):
             return self._limit(node)
+        if isinstance(node, L.Offset):
+            child = self.plan(node.child)
+            single = child if child.num_partitions == 1 else ExchangeExec(child, SinglePartition())
+            return OffsetExec(single, node.n)
         if isinstance(node, L.Window):
             child = self.plan(node.child)
             part: Any = (HashPartitioning(node.partition_by, self.conf.shuffle_partitions)

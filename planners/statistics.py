@@ -93,6 +93,10 @@ def estimate(plan: L.LogicalPlan) -> Estimate:
         return kids[0]
     if isinstance(plan, L.Aggregate):
         return _aggregate(plan, kids[0])
+    if isinstance(plan, L.Offset):
+        k = kids[0]
+        rows = k.rows if k.rows < 0 else max(k.rows - plan.n, 0)
+        return Estimate(rows, rows * row_width(plan.output), k.columns)
     if isinstance(plan, L.Limit):
         k = kids[0]
         rows = plan.n if k.rows < 0 else min(plan.n, k.rows)

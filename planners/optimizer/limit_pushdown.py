@@ -3,7 +3,7 @@ projection; each input of a union gets a local limit.
 """
 from __future__ import annotations
 
-from quiver.engine.plan import Limit, LogicalPlan, Project, Union, transform_down
+from quiver.engine.plan import Limit, LogicalPlan, Offset, Project, Union, transform_down
 
 
 def push_down_limits(plan: LogicalPlan) -> LogicalPlan:
@@ -14,6 +14,9 @@ def push_down_limits(plan: LogicalPlan) -> LogicalPlan:
         child = node.child
         if isinstance(child, Limit):
             return Limit(child.child, min(node.n, child.n))
+        if isinstance(child, Offset):
+            # LIMIT n OFFSET m reads the first n + m rows, so a sort below becomes a top-(n + m).
+            return Offset(Limit(child.child, node.n + child.n), child.n)
         if isinstance(child, Project) and all(p.deterministic for p in child.projections):
             return Project(Limit(child.child, node.n), child.projections)
         if isinstance(child, Union) and not all(isinstance(c, Limit) and c.n <= node.n for c in child.inputs):

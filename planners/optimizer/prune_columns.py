@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from quiver.engine.expressions import AttributeRef
 from quiver.engine.plan import (
-    Aggregate, Filter, Join, Limit, LocalRelation, LogicalPlan, Project, RangeRelation, Sort,
+    Aggregate, Filter, Join, Limit, LocalRelation, LogicalPlan, Offset, Project, RangeRelation, Sort,
     Repartition, SourceScan, SubqueryAlias, Union, Window,
 )
 from quiver.planners.statistics import row_width
@@ -51,7 +51,7 @@ def _prune(node: LogicalPlan, needed: set[int]) -> LogicalPlan:
         return replace(node, child=_prune(node.child, needed | _refs(node.orders)))
     if isinstance(node, Repartition):
         return replace(node, child=_prune(node.child, needed | _refs(node.keys)))
-    if isinstance(node, (Limit, SubqueryAlias)):
+    if isinstance(node, (Limit, Offset, SubqueryAlias)):
         return node.with_children((_prune(node.children()[0], needed),))
     if isinstance(node, Join):
         cond = node.condition.references() if node.condition is not None else set()

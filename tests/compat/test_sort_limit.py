@@ -131,3 +131,19 @@ def test_sort_strings_case_sensitive():
         df = spark.createDataFrame([("b",), ("B",), ("a",), ("A",), ("",), (None,), ("ab",)], "s string")
         return df.orderBy("s")
     assert_same(program, ordered=True)
+
+
+def test_sql_limit_with_offset_and_offset_alone():
+    def program(spark, F, T, Window):
+        people(spark).createOrReplaceTempView("offset_people")
+        paged = spark.sql("SELECT id, name FROM offset_people ORDER BY id DESC LIMIT 3 OFFSET 2")
+        rest = spark.sql("SELECT id, name FROM offset_people ORDER BY id OFFSET 5")
+        beyond = spark.sql("SELECT id, name FROM offset_people ORDER BY id LIMIT 2 OFFSET 40")
+        return paged.union(rest).union(beyond)
+    assert_same(program, ordered=True)
+
+
+def test_dataframe_offset_after_a_sort():
+    def program(spark, F, T, Window):
+        return sales(spark).orderBy("order_id").offset(3).select("order_id", "qty")
+    assert_same(program, ordered=True)

@@ -46,3 +46,15 @@ def test_limit_stays_above_operators_that_change_which_rows_come_first(spark, ru
 def test_top_rows_after_pushdown_match(spark, run_plan):
     q = spark.range(50).select("id", (F.col("id") + 1).alias("y")).limit(7).limit(10)
     assert run_plan(push_down_limits(q._plan)) == run_plan(q._plan)
+
+
+def test_limit_over_offset_reads_limit_plus_offset_rows_so_a_sort_becomes_top_k(spark, shape):
+    from quiver.planners import physical as P
+
+    q = spark.range(100).orderBy(F.col("id").desc()).offset(7).limit(3)
+    pushed = push_down_limits(q._plan)
+    assert shape(pushed) == "Offset(Limit(Sort(RangeRelation)))"
+    assert pushed.n == 7 and pushed.child.n == 10
+    physical = q._execution().physical
+    assert any(isinstance(n, P.TopKExec) and n.n == 10 for n in physical.walk())
+    assert [r.id for r in q.collect()] == [92, 91, 90]

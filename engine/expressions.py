@@ -749,16 +749,19 @@ def contains_window(e: Expr) -> bool:
     return any(isinstance(x, WindowExpression) for x in e.walk())
 
 
-WINDOW_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead")
+WINDOW_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "nth_value")
 RANKING_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile")
+# Window functions that read the window's frame, as aggregates do (default: RANGE UNBOUNDED..CURRENT ROW).
+FRAMED_WINDOW_FUNCTIONS = ("nth_value",)
 
 
 @dataclass(frozen=True)
 class WindowFunction(Expr):
-    """A function defined only over a window: row_number(), rank(), lag(x, 1, default), ..."""
+    """A function defined only over a window: row_number(), rank(), lag(x, 1, default), nth_value(x, n), ..."""
 
     name: str
     args: tuple[Expr, ...] = ()
+    ignore_nulls: bool = False
 
     @cached_property
     def dtype(self) -> T.DataType:
@@ -770,11 +773,11 @@ class WindowFunction(Expr):
 
     @property
     def nullable(self) -> bool:
-        return self.name in ("lag", "lead")
+        return self.name in ("lag", "lead", "nth_value")
 
     def sql(self) -> str:
         name = self.name.upper() if self.name in _UPPER_CASE_WINDOW_FUNCTIONS else self.name
-        return f"{name}({', '.join(a.sql() for a in self.args)})"
+        return f"{name}({', '.join(a.sql() for a in self.args)}){' ignore nulls' if self.ignore_nulls else ''}"
 
 
 # Spark shows these three in upper case in column names (RANK() OVER ...), the others as written.
@@ -822,7 +825,7 @@ class WindowExpression(Expr):
         """The frame Spark prints: ranking functions run over ROWS up to the current row (cume_dist over
         RANGE), lag/lead over one row."""
         f = self.function
-        if self.frame is None and isinstance(f, WindowFunction):
+        if self.frame is None and isinstance(f, WindowFunction) and f.name not in FRAMED_WINDOW_FUNCTIONS:
             if f.name in ("lag", "lead"):
                 offset = int(f.args[1].value) if isinstance(f.args[1], Literal) else 1
                 k = -offset if f.name == "lag" else offset

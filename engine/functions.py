@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from quiver.engine.column import Column, lit, to_expr  # noqa: F401 — lit is part of the F namespace
+from quiver.engine.errors import AnalysisException
 from quiver.engine.expressions import (
-    AggregateFunction, CaseWhen, Literal, UnresolvedColumn, UnresolvedStar,
+    AggregateFunction, CaseWhen, Literal, UnresolvedColumn, UnresolvedStar, WindowFunction,
 )
 from quiver.engine.scalar_functions import *  # noqa: F401,F403 — the scalar half of the F namespace
 from quiver.engine import scalar_functions as _scalar
@@ -191,8 +192,6 @@ __all__ = [n for n in dir() if not n.startswith("_")] + list(getattr(_scalar, "_
 
 
 def _window(name: str, *args: Any) -> Column:
-    from quiver.engine.expressions import WindowFunction
-
     return Column(WindowFunction(name, tuple(args)))
 
 
@@ -218,6 +217,13 @@ def cume_dist() -> Column:
 
 def ntile(n: int) -> Column:
     return _window("ntile", Literal.of(int(n)))
+
+
+def nth_value(col: Any, offset: int, ignoreNulls: bool = False) -> Column:
+    """The value at the `offset`-th row (from 1) of the window frame; null where the frame is shorter."""
+    if int(offset) <= 0:
+        raise AnalysisException(f"nth_value() takes a positive offset, got {offset}")
+    return Column(WindowFunction("nth_value", (to_expr(col), Literal.of(int(offset))), ignore_nulls=bool(ignoreNulls)))
 
 
 def lag(col: Any, offset: int = 1, default: Any = None) -> Column:

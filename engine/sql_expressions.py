@@ -220,7 +220,7 @@ _TYPED_LITERAL_KEYWORD = re.compile(r"(?:^|[^\w`])(DATE|TIMESTAMP|TIMESTAMP_NTZ|
 _SUBQUERY_HINT = "IN, EXISTS and scalar subqueries are supported; rewrite this one with a join"
 
 # Spark window functions Quiver does not compute yet: named so the error says so.
-UNSUPPORTED_WINDOW_FUNCTIONS = frozenset({"nth_value"})
+UNSUPPORTED_WINDOW_FUNCTIONS: frozenset[str] = frozenset()
 
 
 # ---------------------------------------------------------------- translation

@@ -16,7 +16,7 @@ from sqlglot import exp
 from quiver.engine import types as T
 from quiver.engine.errors import AnalysisException, ParseException
 from quiver.engine.expressions import (
-    WINDOW_FUNCTIONS, AggregateFunction, Alias, Expr, Literal, SortOrder, UnresolvedColumn, WindowExpression,
+    FRAMED_WINDOW_FUNCTIONS, WINDOW_FUNCTIONS, AggregateFunction, Alias, Expr, Literal, SortOrder, UnresolvedColumn, WindowExpression,
     WindowFunction, contains_window,
 )
 from quiver.engine.sql_expressions import (
@@ -87,7 +87,7 @@ def translate_window(exprs: ExpressionTranslator, node: exp.Window) -> Expr:
         raise AnalysisException(f"a window function cannot be nested inside another window: "
                                 f"{node.sql(dialect='spark')!r}; compute the inner one in a subquery first")
     _check(plain, order_by, frame, node)
-    if isinstance(plain, WindowFunction):
+    if isinstance(plain, WindowFunction) and plain.name not in FRAMED_WINDOW_FUNCTIONS:
         # A ranking function's only valid frame is its default one; lag/lead have none.
         frame = shown = None
     window = window_expression(function, WindowSpec(partition_by, order_by, frame))
@@ -105,6 +105,9 @@ def _function(exprs: ExpressionTranslator, node: exp.Expression) -> Expr:
     if name in UNSUPPORTED_WINDOW_FUNCTIONS:
         raise exprs.unsupported(node, f"the window function {name}()",
                                 f"supported window functions: {', '.join(WINDOW_FUNCTIONS)} and the aggregates")
+    if name == "nth_value":
+        return window_function(exprs, name, list(inner.expressions), inner,
+                               ignore_nulls=isinstance(node, exp.IgnoreNulls))
     if name in WINDOW_FUNCTIONS:
         if isinstance(node, exp.IgnoreNulls):
             raise exprs.unsupported(node, f"IGNORE NULLS in {name}()",
@@ -114,9 +117,18 @@ def _function(exprs: ExpressionTranslator, node: exp.Expression) -> Expr:
 
 
 def window_function(exprs: ExpressionTranslator, name: str, args: list[exp.Expression],
-                    node: exp.Expression) -> WindowFunction:
-    """row_number(), rank(), ..., ntile(n), lag/lead(x[, offset[, default]]) with the arguments F.<name> gives."""
+                    node: exp.Expression, ignore_nulls: bool = False) -> WindowFunction:
+    """row_number(), rank(), ..., ntile(n), lag/lead(x[, offset[, default]]), nth_value(x, n) with the
+    arguments F.<name> gives."""
     call = node.sql(dialect="spark")
+    if name == "nth_value":
+        n = _integer_argument(exprs, args[1]) if len(args) in (2, 3) else None
+        if len(args) == 3:
+            flag = strip_display(exprs.translate(args[2]))
+            ignore_nulls = ignore_nulls or (isinstance(flag, Literal) and flag.value is True)
+        if n is None or n <= 0:
+            raise AnalysisException(f"nth_value(x, n) takes a positive integer literal n, got {call!r}")
+        return WindowFunction(name, (exprs.translate(args[0]), Literal(n, T.IntegerType())), ignore_nulls)
     if name in _NO_ARGUMENT_FUNCTIONS:
         if args:
             raise AnalysisException(f"{name}() takes no arguments, got {call!r}; its order is the window's ORDER BY")
@@ -152,7 +164,7 @@ def _check(function: Expr, order_by: tuple[SortOrder, ...], frame: Frame | None,
         )
     if isinstance(function, AggregateFunction) and function.distinct:
         raise AnalysisException(f"DISTINCT aggregates are not supported over a window in Spark: {text!r}")
-    if not isinstance(function, WindowFunction):
+    if not isinstance(function, WindowFunction) or function.name in FRAMED_WINDOW_FUNCTIONS:
         return
     if not order_by:
         raise AnalysisException(

@@ -141,6 +141,9 @@ class _Frames:
 def _compute(w: WindowExpression, batch: pa.RecordBatch, f: _Frames, order_keys: list[pa.Array]) -> pa.Array:
     fn = w.function
     out_type = w.dtype.to_arrow()
+    if isinstance(fn, WindowFunction) and fn.name == "nth_value":
+        lo, hi = f.bounds(w.effective_frame, order_keys, w.order_by[0].ascending if w.order_by else True)
+        return _nth_value(fn, batch, lo, hi, out_type)
     if isinstance(fn, WindowFunction):
         return _window_function(fn, batch, f, out_type)
     if isinstance(fn, AggregateFunction):
@@ -184,6 +187,25 @@ def _window_function(fn: WindowFunction, batch: pa.RecordBatch, f: _Frames, out_
         out = pc.if_else(pa.array(inside), taken, default.cast(values.type))
         return out.cast(out_type)
     raise QuiverError(f"window function {name} is not supported")
+
+
+def _nth_value(fn: WindowFunction, batch: pa.RecordBatch, lo: np.ndarray, hi: np.ndarray,
+               out_type: pa.DataType) -> pa.Array:
+    """The value of the n-th row of each frame (the n-th non-null one with IGNORE NULLS); null past its end."""
+    values = evaluate_array(fn.args[0], batch)
+    n = int(fn.args[1].value)
+    empty = lo > hi
+    if fn.ignore_nulls:
+        valid = values.is_valid().to_numpy(zero_copy_only=False)
+        seen = np.cumsum(valid)
+        before = np.where(lo > 0, seen[np.maximum(lo - 1, 0)], 0)
+        pick = np.searchsorted(seen, before + n, side="left")
+    else:
+        pick = lo + n - 1
+    none = empty | (pick > hi)
+    pick = np.clip(pick, 0, max(len(values) - 1, 0))
+    taken = values.take(pa.array(pick))
+    return pc.if_else(pa.array(none), pa.scalar(None, values.type), taken).cast(out_type)
 
 
 def _framed_aggregate(fn: AggregateFunction, batch: pa.RecordBatch, lo: np.ndarray, hi: np.ndarray,

@@ -232,3 +232,28 @@ def test_window_errors(query, needles):
 ])
 def test_window_syntax_errors(query, needles):
     assert_both_raise(lambda spark, F, T, Window: _both(spark, query), _parse_exception(), match=needles)
+
+
+def test_nth_value_in_sql_and_the_dataframe_api():
+    def program(spark, F, T, Window):
+        sales(spark).createOrReplaceTempView("win_sales")
+        sql = spark.sql(
+            "SELECT order_id, nth_value(price, 2) OVER (PARTITION BY region ORDER BY order_id) AS a, "
+            "nth_value(price, 2) IGNORE NULLS OVER (PARTITION BY region ORDER BY order_id) AS b, "
+            "nth_value(qty, 3) OVER (PARTITION BY region ORDER BY order_id "
+            "ROWS BETWEEN 1 PRECEDING AND UNBOUNDED FOLLOWING) AS c FROM win_sales")
+        w = Window.partitionBy("region").orderBy("order_id")
+        api = sales(spark).select(
+            "order_id", F.nth_value("price", 2).over(w).alias("a"),
+            F.nth_value("price", 2, ignoreNulls=True).over(w).alias("b"),
+            F.nth_value("qty", 3).over(w.rowsBetween(-1, Window.unboundedFollowing)).alias("c"))
+        return sql.union(api)
+    assert_same(program)
+
+
+def test_nth_value_column_names():
+    def program(spark, F, T, Window):
+        w = Window.partitionBy("region").orderBy("order_id")
+        return sales(spark).select("order_id", F.nth_value("price", 1).over(w),
+                                   F.nth_value("price", 2, ignoreNulls=True).over(w))
+    assert_same(program)

@@ -17,7 +17,9 @@ def split_by_ids(batch: pa.RecordBatch, ids: np.ndarray, num_partitions: int) ->
     if num_partitions == 1:
         return [batch]
     counts = np.bincount(ids, minlength=num_partitions)
-    order = np.argsort(ids, kind="stable")
+    # numpy's stable sort is a radix sort for integers of 16 bits or less: ten times faster than on int64.
+    narrow = np.uint8 if num_partitions <= 1 << 8 else np.uint16 if num_partitions <= 1 << 16 else np.int64
+    order = np.argsort(ids.astype(narrow, copy=False), kind="stable")
     reordered = batch.take(pa.array(order))
     out: list[pa.RecordBatch | None] = []
     start = 0

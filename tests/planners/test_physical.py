@@ -57,7 +57,7 @@ def test_join_strategy_follows_the_broadcast_threshold(spark, partitions, thresh
     assert len(joins) == 1
     strategy = joins[0].strategy
     if expected == "shuffle":
-        assert strategy == "shuffle"
+        assert strategy == "shuffle" and "broadcasting is off" in joins[0].node_string()
         assert [type(p) for p in _exchanges(q)] == [P.HashPartitioning, P.HashPartitioning]
         assert all(p.num_partitions == partitions for p in _exchanges(q))
     elif how == "full":

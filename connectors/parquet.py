@@ -180,8 +180,8 @@ def _dictionary_strings(meta: pq.FileMetaData, schema: pa.Schema, columns: list[
     """The string columns stored with a small dictionary, which decode faster as dictionary indices.
 
     Decoding such a column to a dictionary array and then to plain strings is about twice as fast
-    as decoding it to strings directly (TPC-H's l_shipmode: 0.045s against 0.094s at SF1); a
-    column with many distinct values (l_comment) is the other way round. The first row group's
+    as decoding it to strings directly (TPC-H's l_shipmode); a column with many distinct values
+    (l_comment) is the other way round. The first row group's
     dictionary page size, against the column chunk's size, tells the two apart.
     """
     if meta.num_row_groups == 0:

@@ -1,8 +1,9 @@
 """Decimal +, -, * on 64-bit unscaled integers when every value fits, the common case in practice.
 
 Arrow computes a decimal product exactly, in as many digits as it may need: a decimal(32,4)
-times a decimal(16,2) takes 49 digits, so it runs in 256-bit decimals, which is about a
-hundred times slower than integer arithmetic (TPC-H Q1's charge column is such a product).
+times a decimal(16,2) takes 49 digits, so it runs in 256-bit decimals, far slower than integer
+arithmetic (TPC-H Q1's charge column is such a product; what this bought is in the ledger of
+benchmarks/RESULTS.md).
 The values themselves rarely need more than 18 digits, so this module checks the operands'
 magnitudes, and when the exact result provably fits in an int64 it computes it with numpy,
 rounds half away from zero to Spark's result scale and returns a decimal128 array sharing

@@ -196,16 +196,20 @@ def _nth_value(fn: WindowFunction, batch: pa.RecordBatch, lo: np.ndarray, hi: np
     n = int(fn.args[1].value)
     empty = lo > hi
     if fn.ignore_nulls:
-        valid = values.is_valid().to_numpy(zero_copy_only=False)
-        seen = np.cumsum(valid)
-        before = np.where(lo > 0, seen[np.maximum(lo - 1, 0)], 0)
-        pick = np.searchsorted(seen, before + n, side="left")
+        pick = _nth_valid(values.is_valid().to_numpy(zero_copy_only=False), lo, n)
     else:
         pick = lo + n - 1
     none = empty | (pick > hi)
     pick = np.clip(pick, 0, max(len(values) - 1, 0))
     taken = values.take(pa.array(pick))
     return pc.if_else(pa.array(none), pa.scalar(None, values.type), taken).cast(out_type)
+
+
+def _nth_valid(valid: np.ndarray, lo: np.ndarray, n: int) -> np.ndarray:
+    """Per row, the index of the n-th valid value at or after `lo` (len(valid) or more when there is none)."""
+    seen = np.cumsum(valid)
+    before = np.where(lo > 0, seen[np.maximum(lo - 1, 0)], 0)
+    return np.searchsorted(seen, before + n, side="left")
 
 
 def _framed_aggregate(fn: AggregateFunction, batch: pa.RecordBatch, lo: np.ndarray, hi: np.ndarray,
@@ -239,12 +243,11 @@ def _framed_aggregate(fn: AggregateFunction, batch: pa.RecordBatch, lo: np.ndarr
         none = empty
         if fn.ignore_nulls:
             # The first (last) non-null value at or after lo (at or before hi), if inside the frame.
-            index = np.arange(len(valid))
             if name != "last":
-                pick = np.minimum.accumulate(np.where(valid, index, len(valid))[::-1])[::-1][lo_c]
+                pick = _nth_valid(valid, lo_c, 1)
                 none = empty | (pick > hi_c)
             else:
-                pick = np.maximum.accumulate(np.where(valid, index, -1))[hi_c]
+                pick = np.maximum.accumulate(np.where(valid, np.arange(len(valid)), -1))[hi_c]
                 none = empty | (pick < lo_c)
             pick = np.clip(pick, 0, max(len(valid) - 1, 0))
         taken = values.take(pa.array(pick))

@@ -635,8 +635,8 @@ class _Planner:
         off). Above it, up to quiver.sql.join.broadcastByCostMaxBytes, it may when building the side
         once per probe task costs well under hashing and moving both sides through a shuffle: at most
         half the probe side's bytes, since a large build side's hash table, made in every task at
-        once, thrashes the caches it shares (TPC-H Q18's orders side at SF1, 92 MiB est.: its join
-        stage took 3.4s broadcast to 2 tasks against about 1.3s shuffled, in one measurement).
+        once, thrashes the caches it shares (TPC-H Q18's 92 MiB orders side ran slower broadcast
+        to 2 tasks than shuffled).
         """
         threshold = self.conf.broadcast_threshold
         if threshold < 0 or build < 0:

@@ -309,9 +309,13 @@ def _conjunction(conditions: list[Expr], k: Estimate) -> float:
         _, known_low, known_high = intervals.get(expr_id, (col, col.low, col.high))
         intervals[expr_id] = (col, max(low, known_low), min(high, known_high))
     for col, low, high in intervals.values():
-        kept = max(high - low, 0.0) / (col.high - col.low)
-        fraction *= max(kept, 1.0 / max(k.rows, 1))
+        fraction *= _kept_fraction(col, low, high, k)
     return fraction
+
+
+def _kept_fraction(col: ColumnEstimate, low: float, high: float, k: Estimate) -> float:
+    """The share of `col`'s known range that [low, high] covers, at least one row's worth."""
+    return max(max(high - low, 0.0) / (col.high - col.low), 1.0 / max(k.rows, 1))
 
 
 def _range_bound(e: Expr, k: Estimate) -> tuple[int, ColumnEstimate, float, float] | None:
@@ -354,11 +358,11 @@ def _comparison(e: Comparison, k: Estimate) -> float:
         return EQUALITY_SELECTIVITY if op in ("=", "<=>") else RANGE_SELECTIVITY
     if op in ("=", "<=>"):
         return 1.0 / col.ndv if col.ndv else EQUALITY_SELECTIVITY
-    if value is None or col.low is None or col.high is None or col.high <= col.low:
+    bound = _range_bound(e, k)
+    if bound is None:
         return RANGE_SELECTIVITY
-    span = col.high - col.low
-    below = min(max((value - col.low) / span, 0.0), 1.0)
-    return max(below if op in ("<", "<=") else 1.0 - below, 1.0 / max(k.rows, 1))
+    _, col, low, high = bound
+    return _kept_fraction(col, low, high, k)
 
 
 def _scale(v: int, f: float) -> int:

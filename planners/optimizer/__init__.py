@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from quiver.engine.plan import LogicalPlan
+from quiver.planners.optimizer.aggregate_key_filters import filter_aggregates_by_join_keys
 from quiver.planners.optimizer.collapse_projects import collapse_projects
 from quiver.planners.optimizer.constant_folding import fold_constants
 from quiver.planners.optimizer.disjunct_filters import derive_disjunct_filters
@@ -39,8 +40,8 @@ MAX_ITERATIONS = 20
 
 def optimize(plan: LogicalPlan, rules: tuple[Rule, ...] = RULES) -> tuple[LogicalPlan, list[str]]:
     """Rules to a fixed point; then, once each and each followed by the rules again (as Spark's
-    batches): per-table filters derived from cross-table ORs, join reordering, and semi/anti
-    joins sunk below the inner joins they do not need.
+    batches): per-table filters derived from cross-table ORs, join reordering, aggregates filtered
+    to the keys their join keeps, and semi/anti joins sunk below the inner joins they do not need.
 
     Reordering needs filters already pushed to the join inputs, where their selectivity is
     estimated; the later passes move the conditions these steps created and prune columns again.
@@ -48,7 +49,7 @@ def optimize(plan: LogicalPlan, rules: tuple[Rule, ...] = RULES) -> tuple[Logica
     plan, fired = _fixed_point(plan, rules)
     if rules is not RULES:
         return plan, fired
-    for step in (derive_disjunct_filters, reorder_joins, push_down_semi_joins):
+    for step in (derive_disjunct_filters, reorder_joins, filter_aggregates_by_join_keys, push_down_semi_joins):
         stepped = step(plan)
         if stepped != plan:
             plan, again = _fixed_point(stepped, rules)

@@ -4,6 +4,7 @@ Each step is computed once, on first use, and can be printed; `explain()` shows 
 """
 from __future__ import annotations
 
+import weakref
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -12,6 +13,7 @@ import pyarrow as pa
 from quiver.engine import plan as L
 from quiver.engine.errors import QuiverError
 from quiver.engine.expressions import Literal
+from quiver.engine.reuse import REUSED, replace_subtrees, shared_aggregates
 from quiver.engine.subqueries import ScalarSubquery, inline_scalar_subqueries
 from quiver.engine.store import BlockId
 from quiver.planners.optimizer import optimize
@@ -32,6 +34,7 @@ class QueryExecution:
         self.analyzed = analyzed
         self.materializing = materializing
         self.describe_only = describe_only
+        self._reused: list[list[BlockId]] = []
 
     @cached_property
     def with_cached_data(self) -> L.LogicalPlan:
@@ -42,6 +45,10 @@ class QueryExecution:
     def _optimized(self) -> tuple[L.LogicalPlan, list[str]]:
         plan = rewrite_subqueries(self.with_cached_data)
         fired = ["rewrite_subqueries"] if plan != self.with_cached_data else []
+        shared = shared_aggregates(plan)
+        if shared:
+            plan = replace_subtrees(plan, {a: self._computed_once(a) for a in shared})
+            fired.append("reuse_shared_aggregates")
         inlined = inline_scalar_subqueries(plan, self._scalar_value)
         if inlined is not plan:
             fired.append("inline_scalar_subqueries")
@@ -58,6 +65,29 @@ class QueryExecution:
             )
         value = table.column(0)[0].as_py() if table.num_rows else None
         return Literal(value, sub.dtype)
+
+    def _computed_once(self, plan: L.LogicalPlan) -> L.InMemoryRelation:
+        """Run `plan` as a job of its own and keep its partitions until this query is done."""
+        key = self.session._cache.new_key()
+        store = self.session._store
+
+        def keep(p: int, batches: Iterator[pa.RecordBatch]) -> int:
+            store.put(BlockId("cache", key, p, 0), list(batches))
+            return p
+
+        parts = QueryExecution(self.session, plan).run(keep)
+        relation = L.InMemoryRelation(key, plan.output, len(parts), REUSED)
+        blocks = [BlockId("cache", key, p, 0) for p in range(len(parts))]
+        self._reused.append(blocks)
+        # A query planned but never run (explain, fired_rules) frees them when it is collected.
+        weakref.finalize(self, store.drop, blocks)
+        return relation
+
+    def _release(self) -> None:
+        """Drop the blocks of the aggregates this query computed once for its subqueries and itself."""
+        for blocks in self._reused:
+            self.session._store.drop(blocks)
+        self._reused.clear()
 
     @property
     def optimized(self) -> L.LogicalPlan:
@@ -84,7 +114,10 @@ class QueryExecution:
 
     def run(self, result_task: Callable[[int, Iterator[pa.RecordBatch]], Any]) -> list[Any]:
         """Run the job; `result_task(partition, batches)` consumes each result partition."""
-        return self.session._scheduler.run_job(self.stages, result_task)
+        try:
+            return self.session._scheduler.run_job(self.stages, result_task)
+        finally:
+            self._release()
 
     def to_table(self) -> pa.Table:
         """The whole result as one Arrow table with the user's column names, in partition order."""
@@ -103,6 +136,7 @@ class QueryExecution:
             sections.append("== Optimized Logical Plan ==" + rules + "\n" + self.optimized.tree_string())
         sections.append("== Physical Plan ==\n" + self.physical.tree_string())
         sections.append("== Stages ==\n" + self.stages.describe())
+        self._release()
         return "\n\n".join(sections) + "\n"
 
 
@@ -124,6 +158,12 @@ class CacheManager:
         self._entries: dict[L.LogicalPlan, L.InMemoryRelation | None] = {}
         self._levels: dict[L.LogicalPlan, str] = {}
         self._next_key = 0
+
+    def new_key(self) -> int:
+        """A block-store key no other cached or reused relation of this session has."""
+        key = self._next_key
+        self._next_key += 1
+        return key
 
     def register(self, plan: L.LogicalPlan, storage_level: str) -> None:
         if plan not in self._entries:
@@ -170,8 +210,7 @@ class CacheManager:
         entry = self._entries.get(plan)
         if entry is not None:
             return entry
-        key = self._next_key
-        self._next_key += 1
+        key = self.new_key()
         qe = QueryExecution(self.session, plan, materializing=True)
         store = self.session._store
 

@@ -116,11 +116,12 @@ def _prepare(batch: pa.RecordBatch, keys: tuple, calls: tuple, schema: pa.Schema
 
     A global aggregate groups by one constant key, so grouped and global aggregation share one path.
     """
-    arrays = [canonical_floats(evaluate_array(e, batch)) for e, _ in keys]
+    memo: dict = {}
+    arrays = [canonical_floats(evaluate_array(e, batch, memo)) for e, _ in keys]
     if not keys:
         arrays.append(pa.nulls(batch.num_rows, pa.int8()).fill_null(0))
     for c in calls:
-        args = [evaluate_array(a, batch) for a in c.function.args]
+        args = [evaluate_array(a, batch, memo) for a in c.function.args]
         arrays.extend([_tuple_ids(args)] if _is_tuple_distinct(c) else args)
         if _tracks_nan(c):
             arrays.append(pc.is_nan(args[0]))

@@ -20,14 +20,19 @@ from quiver.engine.expressions import (
     IsNull, Literal, Negate, Not, Or, ScalarFunction,
 )
 from quiver.executors.decimal_kernels import int64_decimal_arithmetic
+from quiver.executors.fixed_point import fixed_point_decimal
 
 Value = Union[pa.Array, pa.ChunkedArray, pa.Scalar]
 
 _COMPARE = {"=": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}
 
 
-def evaluate(expr: Expr, batch: pa.RecordBatch) -> Value:
-    """Evaluate `expr` over `batch`; columns are found by their attribute's internal name."""
+def evaluate(expr: Expr, batch: pa.RecordBatch, memo: dict | None = None) -> Value:
+    """Evaluate `expr` over `batch`; columns are found by their attribute's internal name.
+
+    `memo`, shared by several expressions over one batch, computes their common decimal
+    subexpressions once.
+    """
     if isinstance(expr, AttributeRef):
         idx = batch.schema.get_field_index(expr.internal_name)
         if idx < 0:
@@ -38,8 +43,12 @@ def evaluate(expr: Expr, batch: pa.RecordBatch) -> Value:
     if isinstance(expr, Literal):
         return literal_scalar(expr)
     if isinstance(expr, Alias):
-        return evaluate(expr.child, batch)
+        return evaluate(expr.child, batch, memo)
     if isinstance(expr, BinaryArithmetic):
+        if expr.op in ("+", "-", "*") and isinstance(expr.dtype, T.DecimalType):
+            fast = fixed_point_decimal(expr, batch, memo)
+            if fast is not None:
+                return fast
         return _arithmetic(expr, evaluate(expr.left, batch), evaluate(expr.right, batch))
     if isinstance(expr, Negate):
         return pc.negate(evaluate(expr.child, batch))
@@ -73,9 +82,9 @@ def evaluate(expr: Expr, batch: pa.RecordBatch) -> Value:
     raise QuiverError(f"cannot evaluate {type(expr).__name__} ({expr.sql()}) on the CPU executor")
 
 
-def evaluate_array(expr: Expr, batch: pa.RecordBatch) -> pa.Array:
+def evaluate_array(expr: Expr, batch: pa.RecordBatch, memo: dict | None = None) -> pa.Array:
     """Evaluate and broadcast to a column of the batch's length and the expression's type."""
-    value = evaluate(expr, batch)
+    value = evaluate(expr, batch, memo)
     return as_array(value, batch.num_rows, expr.dtype.to_arrow())
 
 

@@ -4,14 +4,18 @@
     from quiver import functions as F, types as T, Window
     spark = quiver.Session.builder.master("local[2]").getOrCreate()
 """
-from quiver import functions, types
-from quiver.engine.column import Column
-from quiver.engine.dataframe import DataFrame, StorageLevel
-from quiver.engine.errors import AnalysisException, ParseException, QuiverError
-from quiver.engine.grouped import GroupedData
-from quiver.engine.row import Row
-from quiver.engine.session import Session
-from quiver.engine.window import Window, WindowSpec
+from quiver.engine.memory import keep_freed_memory
+
+keep_freed_memory()  # before anything imports pyarrow: mimalloc reads its options when Arrow loads
+
+from quiver import functions, types  # noqa: E402
+from quiver.engine.column import Column  # noqa: E402
+from quiver.engine.dataframe import DataFrame, StorageLevel  # noqa: E402
+from quiver.engine.errors import AnalysisException, ParseException, QuiverError  # noqa: E402
+from quiver.engine.grouped import GroupedData  # noqa: E402
+from quiver.engine.row import Row  # noqa: E402
+from quiver.engine.session import Session  # noqa: E402
+from quiver.engine.window import Window, WindowSpec  # noqa: E402
 
 SparkSession = Session
 

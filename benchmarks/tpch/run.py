@@ -3,7 +3,7 @@
 The parent (``run_benchmark``) starts one child per engine, one after another, so their memory never
 mixes; it samples each child's process tree for memory, kills a child whose run of a query outlives
 ``--timeout`` (then starts a fresh one for the queries left), compares every answer with the reference
-engine's, and renders a markdown section. The child (``python -m benchmarks.tpch.run``, started by the
+engine's, and renders a markdown section. The child (``python -m benchmarks.tpch.child``, started by the
 parent, not by hand) times start-up and every query, and writes its answers as Arrow IPC files.
 """
 from __future__ import annotations
@@ -93,8 +93,11 @@ def _run_query(engine: Any, n: int, args: argparse.Namespace) -> None:
           f"{table.num_rows} rows)", flush=True)
 
 
-def child_main(argv: list[str] | None = None) -> int:
-    """Start one engine, time it on each query, emit events; the parent's side of this is `_run_child`."""
+def child_main(argv: list[str] | None = None, imported_s: float = 0.0) -> int:
+    """Start one engine, time it on each query, emit events; the parent's side of this is `_run_child`.
+
+    `imported_s` is the time `benchmarks.tpch.child` spent importing the engine before calling this.
+    """
     from benchmarks.tpch import engines
 
     parser = argparse.ArgumentParser(description="one engine of benchmarks.tpch (child process)")
@@ -115,7 +118,7 @@ def child_main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         emit(args.events, event="fatal", error=first_line(exc))
         return 1
-    startup = time.perf_counter() - t0
+    startup = time.perf_counter() - t0 + imported_s
     emit(args.events, event="startup", seconds=startup, version=engine.version, settings=engine.settings)
     print(f"[{engine.name}] started in {startup:.2f}s ({engine.version})", flush=True)
     for n in (int(q) for q in args.queries.split(",")):
@@ -167,7 +170,7 @@ class ChildExit:
 
 def _child_command(name: str, queries: list[int], args: argparse.Namespace, data: Path, work: Path) -> list[str]:
     return [
-        sys.executable, "-m", "benchmarks.tpch.run",
+        sys.executable, "-m", "benchmarks.tpch.child",
         "--engine", name, "--data", str(data), "--queries", ",".join(map(str, queries)),
         "--repeat", str(args.repeat), "--slow-s", str(args.slow_s), "--form", args.form,
         "--events", str(work / f"{name}.events.jsonl"), "--answers", str(work),

@@ -10,6 +10,7 @@ import datetime as _dt
 import decimal as _decimal
 import itertools
 from dataclasses import dataclass, field, fields, replace
+import functools
 from functools import cached_property
 from typing import Any, Callable, Iterator
 
@@ -24,29 +25,41 @@ def new_expr_id() -> int:
     return next(_ids)
 
 
+@functools.cache
+def field_names(cls: type) -> tuple[str, ...]:
+    """A plan or expression class's dataclass field names, looked up once per class: the tree
+    walks of the analyzer and optimizer ask for them on every node, and `dataclasses.fields` is slow."""
+    return tuple(f.name for f in fields(cls))
+
+
 @dataclass(frozen=True, eq=False)
 class Expr:
     """Base of all expressions; subclasses are frozen dataclasses compared by value."""
 
     def children(self) -> tuple["Expr", ...]:
+        cached = self.__dict__.get("_children")
+        if cached is not None:
+            return cached
         out: list[Expr] = []
-        for f in fields(self):
-            v = getattr(self, f.name)
+        for name in field_names(type(self)):
+            v = getattr(self, name)
             if isinstance(v, Expr):
                 out.append(v)
             elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
                 out.extend(v)
-        return tuple(out)
+        # Nodes are immutable, so their children are worked out once (tree walks ask again and again).
+        self.__dict__["_children"] = children = tuple(out)
+        return children
 
     def with_children(self, new: tuple["Expr", ...]) -> "Expr":
         it = iter(new)
         changes: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
+        for name in field_names(type(self)):
+            v = getattr(self, name)
             if isinstance(v, Expr):
-                changes[f.name] = next(it)
+                changes[name] = next(it)
             elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
-                changes[f.name] = tuple(next(it) for _ in v)
+                changes[name] = tuple(next(it) for _ in v)
         return replace(self, **changes) if changes else self
 
     @property

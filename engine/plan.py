@@ -6,7 +6,7 @@ every node's `output` is a tuple of `AttributeRef`s with unique ids.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Callable, Iterator
 
@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from quiver.engine import types as T
 from quiver.engine.expressions import (
-    Alias, AttributeRef, Expr, SortOrder, new_expr_id, strip_alias,
+    Alias, AttributeRef, Expr, SortOrder, field_names, new_expr_id, strip_alias,
 )
 
 
@@ -27,33 +27,38 @@ class LogicalPlan:
     """Base of all logical plan nodes."""
 
     def children(self) -> tuple["LogicalPlan", ...]:
+        cached = self.__dict__.get("_children")
+        if cached is not None:
+            return cached
         out: list[LogicalPlan] = []
-        for f in fields(self):
-            v = getattr(self, f.name)
+        for name in field_names(type(self)):
+            v = getattr(self, name)
             if isinstance(v, LogicalPlan):
                 out.append(v)
             elif isinstance(v, tuple) and v and all(isinstance(x, LogicalPlan) for x in v):
                 out.extend(v)
-        return tuple(out)
+        # Nodes are immutable, so their children are worked out once (rules walk the tree repeatedly).
+        self.__dict__["_children"] = children = tuple(out)
+        return children
 
     def with_children(self, new: tuple["LogicalPlan", ...]) -> "LogicalPlan":
         it = iter(new)
         changes: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
+        for name in field_names(type(self)):
+            v = getattr(self, name)
             if isinstance(v, LogicalPlan):
-                changes[f.name] = next(it)
+                changes[name] = next(it)
             elif isinstance(v, tuple) and v and all(isinstance(x, LogicalPlan) for x in v):
-                changes[f.name] = tuple(next(it) for _ in v)
+                changes[name] = tuple(next(it) for _ in v)
         return replace(self, **changes) if changes else self
 
     def expressions(self) -> tuple[Expr, ...]:
         """The expressions this node evaluates (not those of its children)."""
         out: list[Expr] = []
-        for f in fields(self):
-            if f.name in _OUTPUT_FIELDS:
+        for name in field_names(type(self)):
+            if name in _OUTPUT_FIELDS:
                 continue
-            v = getattr(self, f.name)
+            v = getattr(self, name)
             if isinstance(v, Expr):
                 out.append(v)
             elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
@@ -62,14 +67,14 @@ class LogicalPlan:
 
     def map_expressions(self, fn: Callable[[Expr], Expr]) -> "LogicalPlan":
         changes: dict[str, Any] = {}
-        for f in fields(self):
-            if f.name in _OUTPUT_FIELDS:
+        for name in field_names(type(self)):
+            if name in _OUTPUT_FIELDS:
                 continue
-            v = getattr(self, f.name)
+            v = getattr(self, name)
             if isinstance(v, Expr):
-                changes[f.name] = fn(v)
+                changes[name] = fn(v)
             elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
-                changes[f.name] = tuple(fn(x) for x in v)
+                changes[name] = tuple(fn(x) for x in v)
         return replace(self, **changes) if changes else self
 
     @property

@@ -7,7 +7,7 @@ partition for a global limit. Physical nodes are plain immutable values; executo
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
 import pyarrow as pa
@@ -15,7 +15,7 @@ import pyarrow as pa
 from quiver.engine.errors import QuiverError
 from quiver.engine.expressions import (
     AggregateFunction, Alias, AttributeRef, Comparison, Expr, IsNull, Literal, ScalarFunction, SortOrder,
-    conjoin, new_expr_id, split_conjuncts,
+    conjoin, field_names, new_expr_id, split_conjuncts,
 )
 from quiver.engine import plan as L
 from quiver.planners.statistics import estimate
@@ -78,8 +78,8 @@ class PhysicalPlan:
 
     def children(self) -> tuple["PhysicalPlan", ...]:
         out: list[PhysicalPlan] = []
-        for f in fields(self):
-            v = getattr(self, f.name)
+        for name in field_names(type(self)):
+            v = getattr(self, name)
             if isinstance(v, PhysicalPlan):
                 out.append(v)
             elif isinstance(v, tuple) and v and all(isinstance(x, PhysicalPlan) for x in v):
@@ -89,12 +89,12 @@ class PhysicalPlan:
     def with_children(self, new: tuple["PhysicalPlan", ...]) -> "PhysicalPlan":
         it = iter(new)
         changes: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
+        for name in field_names(type(self)):
+            v = getattr(self, name)
             if isinstance(v, PhysicalPlan):
-                changes[f.name] = next(it)
+                changes[name] = next(it)
             elif isinstance(v, tuple) and v and all(isinstance(x, PhysicalPlan) for x in v):
-                changes[f.name] = tuple(next(it) for _ in v)
+                changes[name] = tuple(next(it) for _ in v)
         return replace(self, **changes) if changes else self
 
     @property

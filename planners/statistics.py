@@ -67,7 +67,18 @@ def row_width(attrs) -> int:
 
 
 def estimate(plan: L.LogicalPlan) -> Estimate:
-    """Rows, bytes and column estimates `plan` is expected to produce; rows -1 where nothing is known."""
+    """Rows, bytes and column estimates `plan` is expected to produce; rows -1 where nothing is known.
+
+    Plan nodes are immutable, so each node's estimate is worked out once and kept on it: join
+    reordering and the cost-based rules ask for the same subtrees' estimates many times.
+    """
+    cached = plan.__dict__.get("_estimate")
+    if cached is None:
+        cached = plan.__dict__["_estimate"] = _estimate(plan)
+    return cached
+
+
+def _estimate(plan: L.LogicalPlan) -> Estimate:
     if isinstance(plan, L.LocalRelation):
         return Estimate(plan.table.num_rows, plan.table.nbytes, _local_columns(plan))
     if isinstance(plan, L.RangeRelation):

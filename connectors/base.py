@@ -53,7 +53,8 @@ class Source(Protocol):
         """Batches of `split` with only `columns` (None = all), skipping data `predicate` rules out.
 
         The predicate is a hint: a source may return rows that fail it (the engine filters
-        again), but must never drop rows that pass it.
+        again), but must never drop rows that pass it. A string column may arrive
+        dictionary-encoded over its type; the executor decodes it.
         """
 
 

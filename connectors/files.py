@@ -125,10 +125,12 @@ def cast_column(array: pa.Array, target: pa.DataType) -> pa.Array:
 
 
 def conform_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """`batch` with the types and nullability of `schema` (same column names)."""
+    """`batch` with the types and nullability of `schema` (same column names); a string column may
+    stay dictionary-encoded over its type."""
     if batch.schema.equals(schema):
         return batch
-    return pa.RecordBatch.from_arrays([cast_column(a, f.type) for a, f in zip(batch.columns, schema)], schema=schema)
+    arrays = [_encoded_or_cast(a, f.type) for a, f in zip(batch.columns, schema)]
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([f.with_type(a.type) for a, f in zip(arrays, schema)]))
 
 
 def constant_column(value: pa.Scalar, length: int) -> pa.Array:
@@ -288,7 +290,8 @@ def project_file_batch(
     batch: pa.RecordBatch, schema: pa.Schema, columns: list[str], partition: dict[str, pa.Scalar]
 ) -> pa.RecordBatch:
     """A batch read from a file as `columns` of `schema`: partition constants added, columns
-    the file lacks filled with nulls, each cast to its schema type."""
+    the file lacks filled with nulls, each cast to its schema type (strings the file stores with a
+    small dictionary may stay dictionary-encoded over that type)."""
     if not columns:
         return batch.select([])
     present = set(batch.schema.names)
@@ -298,7 +301,17 @@ def project_file_batch(
         if name in partition:
             arrays.append(constant_column(partition[name], batch.num_rows))
         elif name in present:
-            arrays.append(cast_column(batch.column(name), target))
+            arrays.append(_encoded_or_cast(batch.column(name), target))
         else:
             arrays.append(pa.nulls(batch.num_rows, target))
-    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([schema.field(c) for c in columns]))
+    fields = [schema.field(c).with_type(a.type) for c, a in zip(columns, arrays)]
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _encoded_or_cast(array: pa.Array, target: pa.DataType) -> pa.Array:
+    """`array` as `target`; a dictionary-encoded string column stays encoded, only its dictionary cast,
+    so the executor can filter it per distinct value and decode just the rows that survive."""
+    if pa.types.is_dictionary(array.type) and (pa.types.is_string(target) or pa.types.is_large_string(target)):
+        values = array.dictionary if array.dictionary.type.equals(target) else cast_column(array.dictionary, target)
+        return pa.DictionaryArray.from_arrays(array.indices, values)
+    return cast_column(array, target)

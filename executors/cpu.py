@@ -15,6 +15,7 @@ from quiver.engine.store import BlockId
 from quiver.executors.aggregate import aggregate_partition
 from quiver.executors.arrow_predicate import exact_arrow_expression, to_arrow_predicate
 from quiver.executors.base import Device, TaskContext
+from quiver.executors.dictionary_eval import decode_dictionaries, filter_encoded_batch, is_dictionary_encoded
 from quiver.executors.evaluate import evaluate_array, filter_batch
 from quiver.executors.join import join_tables, stream_hash_join
 from quiver.executors.sort import sort_indices, top_k_indices
@@ -54,13 +55,16 @@ class CpuExecutor:
     # ---------------------------------------------------------- leaves
 
     def _ScanExec(self, plan: P.ScanExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        return self._scan(plan, partition, keep_dictionaries=False)
+
+    def _scan(self, plan: P.ScanExec, partition: int, keep_dictionaries: bool) -> Iterator[pa.RecordBatch]:
         split = plan.splits[partition]
         columns = [a.name for a in plan.attributes]
         predicate = to_arrow_predicate(plan.filters)
         names = [a.internal_name for a in plan.attributes]
         types = [a.dtype.to_arrow() for a in plan.attributes]
         for batch in plan.source.read(split, columns, predicate):
-            yield _conform(batch, columns, names, types)
+            yield _conform(batch, columns, names, types, keep_dictionaries)
 
     def _LocalTableExec(self, plan: P.LocalTableExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         n = plan.table.num_rows
@@ -90,6 +94,14 @@ class CpuExecutor:
     # ---------------------------------------------------------- pipelined
 
     def _FilterExec(self, plan: P.FilterExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        if isinstance(plan.child, P.ScanExec):
+            # Straight off the scan, encoded strings are filtered per distinct value, then decoded.
+            for batch in self._scan(plan.child, partition, keep_dictionaries=True):
+                out = filter_encoded_batch(batch, plan.condition) if is_dictionary_encoded(batch) \
+                    else filter_batch(batch, plan.condition)
+                if out.num_rows:
+                    yield decode_dictionaries(out)
+            return
         for batch in self.execute(plan.child, partition, ctx):
             out = filter_batch(batch, plan.condition)
             if out.num_rows:
@@ -217,12 +229,17 @@ def _single_batch(table: pa.Table) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([c.combine_chunks() for c in table.columns], schema=table.schema)
 
 
-def _conform(batch: pa.RecordBatch, columns: list[str], names: list[str], types: list[pa.DataType]) -> pa.RecordBatch:
-    """Select, rename to internal names and cast to each column's canonical Arrow type."""
+def _conform(batch: pa.RecordBatch, columns: list[str], names: list[str], types: list[pa.DataType],
+             keep_dictionaries: bool = False) -> pa.RecordBatch:
+    """Select, rename to internal names and cast to each column's canonical Arrow type; with
+    `keep_dictionaries`, a column encoded over exactly that type is left encoded."""
     arrays = []
     for col, t in zip(columns, types):
         arr = batch.column(col)
         if arr.type != t:
+            if keep_dictionaries and pa.types.is_dictionary(arr.type) and arr.type.value_type == t:
+                arrays.append(arr)
+                continue
             if pa.types.is_dictionary(arr.type):
                 arr = arr.dictionary_decode()
             arr = arr.cast(t)

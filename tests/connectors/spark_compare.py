@@ -8,11 +8,13 @@ import pyarrow as pa
 
 from quiver.connectors.files import FileSource
 from quiver.engine.types import schema_from_arrow
+from quiver.executors.dictionary_eval import decode_dictionaries
 
 
 def read_all(source: FileSource, columns: list[str] | None = None, predicate: Any = None, target: int = 3) -> pa.Table:
-    """Every batch of every split of `source`, as one table."""
-    batches = [b for s in source.splits(target) for b in source.read(s, columns, predicate)]
+    """Every batch of every split of `source`, as one table (dictionary-encoded strings decoded, as
+    the executor does: a source may hand them on encoded)."""
+    batches = [decode_dictionaries(b) for s in source.splits(target) for b in source.read(s, columns, predicate)]
     schema = source.schema() if columns is None else pa.schema([source.schema().field(c) for c in columns])
     return pa.Table.from_batches(batches, schema=schema)
 

@@ -152,6 +152,19 @@ class CpuExecutor:
     def _HashAggregateExec(self, plan: P.HashAggregateExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         yield from aggregate_partition(self.execute(plan.child, partition, ctx), plan.keys, plan.calls, plan.mode)
 
+    def _KeyFilterExec(self, plan: P.KeyFilterExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        """The other side's whole output (every partition of its finished stage) becomes the build
+        side of a semi join that the child's rows stream through; a large other side is not used."""
+        source = [b for p in range(plan.source.num_partitions) for b in self.execute(plan.source, p, ctx)]
+        rows = self.execute(plan.child, partition, ctx)
+        if sum(b.num_rows for b in source) > plan.max_rows:
+            yield from rows
+            return
+        schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in plan.source.output])
+        build = pa.Table.from_batches(source, schema=schema)
+        yield from stream_hash_join(rows, plan.child.output, plan.keys, build, plan.source_keys,
+                                    "left_semi", plan.child.output, probe_is_left=True)
+
     def _HashJoinExec(self, plan: P.HashJoinExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         residual = exact_arrow_expression(plan.residual) if plan.residual is not None else None
         if plan.residual is None or residual is not None:

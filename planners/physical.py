@@ -304,6 +304,27 @@ class HashJoinExec(PhysicalPlan):
         return f"{name} {self.how} [{keys}]{extra}{why}"
 
 
+@dataclass(frozen=True, eq=False)
+class KeyFilterExec(PhysicalPlan):
+    """Rows of `child` whose `keys` occur among `source_keys` in the other side of a shuffled join,
+    dropped before they are shuffled (a runtime semi-join filter, like Spark's injected ones).
+
+    `source` is that other side's exchange, the very node the join reads, so it runs once, as one
+    stage, before this one. At run time the filter applies only when the other side turned out
+    small (at most `max_rows` rows); otherwise rows pass through untouched.
+    """
+
+    child: PhysicalPlan
+    keys: tuple[Expr, ...]
+    source: PhysicalPlan
+    source_keys: tuple[Expr, ...]
+    max_rows: int
+
+    def node_string(self) -> str:
+        keys = ", ".join(k.sql() for k in self.keys)
+        return f"KeyFilter [{keys}] in the other side's [{', '.join(k.sql() for k in self.source_keys)}]"
+
+
 @dataclass(frozen=True)
 class NestedLoopJoinExec(PhysicalPlan):
     """Join without equality keys: each left partition against the whole (broadcast) right side."""
@@ -621,9 +642,18 @@ class _Planner:
             return HashJoinExec(ExchangeExec(left, BroadcastPartitioning()), right, how, left_keys,
                                 right_keys, residual, "broadcast-left", out, left_reason)
         n = self.conf.shuffle_partitions
+        left_exchange = self._exchange(left, HashPartitioning(left_keys, n))
+        right_exchange = self._exchange(right, HashPartitioning(right_keys, n))
+        filtered = _key_filtered_side(node, how, left_keys, right_keys)
+        if filtered == "right" and isinstance(left_exchange, ExchangeExec) and isinstance(right_exchange, ExchangeExec):
+            right_exchange = ExchangeExec(
+                KeyFilterExec(right, right_keys, left_exchange, left_keys, KEY_FILTER_MAX_ROWS), right_exchange.partitioning)
+        elif filtered == "left" and isinstance(left_exchange, ExchangeExec) and isinstance(right_exchange, ExchangeExec):
+            left_exchange = ExchangeExec(
+                KeyFilterExec(left, left_keys, right_exchange, right_keys, KEY_FILTER_MAX_ROWS), left_exchange.partitioning)
         return HashJoinExec(
-            self._exchange(left, HashPartitioning(left_keys, n)),
-            self._exchange(right, HashPartitioning(right_keys, n)),
+            left_exchange,
+            right_exchange,
             how, left_keys, right_keys, residual, "shuffle", out,
             _shuffle_reason(left_size, right_size, self.conf.broadcast_threshold),
             build_left=how in ("inner", "left", "left_semi", "left_anti") and 0 <= 2 * left_size < right_size)
@@ -680,6 +710,48 @@ class _Planner:
         if child.num_partitions == 1:
             return LimitExec(child, node.n)
         return LimitExec(ExchangeExec(LimitExec(child, node.n), SinglePartition()), node.n)
+
+
+# A side's keys filter the other side of a shuffled join when they are estimated this many times
+# fewer than the other side's distinct keys; at run time, when that side has at most this many rows.
+KEY_FILTER_REDUCTION = 4
+KEY_FILTER_MAX_ROWS = 200_000
+
+
+def _key_filtered_side(node: L.Join, how: str, left_keys: tuple[Expr, ...], right_keys: tuple[Expr, ...]) -> str | None:
+    """Which side of a shuffled join to filter by the other side's keys before shuffling, if any.
+
+    Only a side whose rows without a match never reach the output may be filtered: both sides of
+    an inner join, the right of a left outer, semi or anti join (a right row that matches no left
+    key can neither keep nor drop a left row), the left of a right outer join. It pays when the
+    other side holds far fewer distinct keys than this side does.
+    """
+    candidates = {"inner": ("left", "right"), "left": ("right",), "left_semi": ("right",),
+                  "left_anti": ("right",), "right": ("left",)}.get(how, ())
+    best, best_ratio = None, float(KEY_FILTER_REDUCTION)
+    for side in candidates:
+        target, source = (node.right, node.left) if side == "right" else (node.left, node.right)
+        target_keys, source_keys = (right_keys, left_keys) if side == "right" else (left_keys, right_keys)
+        target_distinct, source_distinct = _distinct_keys(target, target_keys), _distinct_keys(source, source_keys)
+        if target_distinct <= 0 or source_distinct < 0:
+            continue
+        # Under containment, the share of the target's keys the source holds is the share of its rows kept.
+        ratio = target_distinct / max(source_distinct, 1)
+        if ratio >= best_ratio:
+            best, best_ratio = side, ratio
+    return best
+
+
+def _distinct_keys(plan: L.LogicalPlan, keys: tuple[Expr, ...]) -> int:
+    """Estimated distinct key tuples of `plan`: at most its rows; -1 when unknown."""
+    e = estimate(plan)
+    if e.rows < 0:
+        return -1
+    distinct = 1.0
+    for k in keys:
+        column = e.columns.get(k.expr_id) if isinstance(k, AttributeRef) else None
+        distinct *= column.ndv if column is not None and column.ndv else e.rows
+    return int(min(distinct, e.rows))
 
 
 def _shuffle_reason(left: int, right: int, threshold: int) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quiver.planners.physical import (
-    BroadcastPartitioning, ExchangeExec, PhysicalPlan, ShuffleReadExec, transform_physical,
+    BroadcastPartitioning, ExchangeExec, PhysicalPlan, ShuffleReadExec,
 )
 
 
@@ -48,21 +48,31 @@ class StageGraph:
 
 
 def split_stages(plan: PhysicalPlan) -> StageGraph:
-    """Cut `plan` at exchanges; parents come before the stages that read them."""
+    """Cut `plan` at exchanges; parents come before the stages that read them.
+
+    An exchange the plan holds in two places (a join's side that also feeds a key filter on the
+    other side) is one node object, and becomes one stage that both read.
+    """
     stages: list[Stage] = []
+    done: dict[int, PhysicalPlan] = {}
 
     def cut(node: PhysicalPlan) -> PhysicalPlan:
-        if not isinstance(node, ExchangeExec):
-            return node
-        child_root = node.child
-        stage = Stage(len(stages), child_root, node.partitioning, _parents(child_root))
-        stages.append(stage)
-        broadcast = isinstance(node.partitioning, BroadcastPartitioning)
-        return ShuffleReadExec(stage.id, child_root.output,
-                               1 if broadcast else node.partitioning.num_partitions,
-                               child_root.num_partitions, broadcast)
+        if id(node) in done:
+            return done[id(node)]
+        kids = node.children()
+        new = node.with_children(tuple(cut(k) for k in kids)) if kids else node
+        if isinstance(new, ExchangeExec):
+            child_root = new.child
+            stage = Stage(len(stages), child_root, new.partitioning, _parents(child_root))
+            stages.append(stage)
+            broadcast = isinstance(new.partitioning, BroadcastPartitioning)
+            new = ShuffleReadExec(stage.id, child_root.output,
+                                  1 if broadcast else new.partitioning.num_partitions,
+                                  child_root.num_partitions, broadcast)
+        done[id(node)] = new
+        return new
 
-    root = transform_physical(plan, cut)
+    root = cut(plan)
     stages.append(Stage(len(stages), root, None, _parents(root)))
     return StageGraph(tuple(stages))
 

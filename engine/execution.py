@@ -68,19 +68,11 @@ class QueryExecution:
 
     def _computed_once(self, plan: L.LogicalPlan) -> L.InMemoryRelation:
         """Run `plan` as a job of its own and keep its partitions until this query is done."""
-        key = self.session._cache.new_key()
-        store = self.session._store
-
-        def keep(p: int, batches: Iterator[pa.RecordBatch]) -> int:
-            store.put(BlockId("cache", key, p, 0), list(batches))
-            return p
-
-        parts = QueryExecution(self.session, plan).run(keep)
-        relation = L.InMemoryRelation(key, plan.output, len(parts), REUSED)
-        blocks = [BlockId("cache", key, p, 0) for p in range(len(parts))]
+        relation = self.session._cache.store_result(QueryExecution(self.session, plan), REUSED)
+        blocks = [BlockId("cache", relation.cache_key, p, 0) for p in range(relation.partitions)]
         self._reused.append(blocks)
         # A query planned but never run (explain, fired_rules) frees them when it is collected.
-        weakref.finalize(self, store.drop, blocks)
+        weakref.finalize(self, self.session._store.drop, blocks)
         return relation
 
     def _release(self) -> None:
@@ -210,8 +202,13 @@ class CacheManager:
         entry = self._entries.get(plan)
         if entry is not None:
             return entry
+        entry = self.store_result(QueryExecution(self.session, plan, materializing=True), self._levels[plan])
+        self._entries[plan] = entry
+        return entry
+
+    def store_result(self, qe: "QueryExecution", storage_level: str) -> L.InMemoryRelation:
+        """Run `qe` and keep each of its result partitions in the block store, under a new key."""
         key = self.new_key()
-        qe = QueryExecution(self.session, plan, materializing=True)
         store = self.session._store
 
         def keep(p: int, batches: Iterator[pa.RecordBatch]) -> int:
@@ -219,6 +216,4 @@ class CacheManager:
             return p
 
         parts = qe.run(keep)
-        entry = L.InMemoryRelation(key, plan.output, len(parts), self._levels[plan])
-        self._entries[plan] = entry
-        return entry
+        return L.InMemoryRelation(key, qe.analyzed.output, len(parts), storage_level)

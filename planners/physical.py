@@ -645,12 +645,12 @@ class _Planner:
         left_exchange = self._exchange(left, HashPartitioning(left_keys, n))
         right_exchange = self._exchange(right, HashPartitioning(right_keys, n))
         filtered = _key_filtered_side(node, how, left_keys, right_keys)
-        if filtered == "right" and isinstance(left_exchange, ExchangeExec) and isinstance(right_exchange, ExchangeExec):
-            right_exchange = ExchangeExec(
-                KeyFilterExec(right, right_keys, left_exchange, left_keys, KEY_FILTER_MAX_ROWS), right_exchange.partitioning)
-        elif filtered == "left" and isinstance(left_exchange, ExchangeExec) and isinstance(right_exchange, ExchangeExec):
-            left_exchange = ExchangeExec(
-                KeyFilterExec(left, left_keys, right_exchange, right_keys, KEY_FILTER_MAX_ROWS), left_exchange.partitioning)
+        if filtered and isinstance(left_exchange, ExchangeExec) and isinstance(right_exchange, ExchangeExec):
+            # The filtered side's exchange gets a key filter fed by the other side's exchange (the same node).
+            if filtered == "right":
+                right_exchange = _key_filtered(right_exchange, right_keys, left_exchange, left_keys)
+            else:
+                left_exchange = _key_filtered(left_exchange, left_keys, right_exchange, right_keys)
         return HashJoinExec(
             left_exchange,
             right_exchange,
@@ -716,6 +716,12 @@ class _Planner:
 # fewer than the other side's distinct keys; at run time, when that side has at most this many rows.
 KEY_FILTER_REDUCTION = 4
 KEY_FILTER_MAX_ROWS = 200_000
+
+
+def _key_filtered(exchange: ExchangeExec, keys: tuple[Expr, ...], source: ExchangeExec,
+                  source_keys: tuple[Expr, ...]) -> ExchangeExec:
+    return ExchangeExec(KeyFilterExec(exchange.child, keys, source, source_keys, KEY_FILTER_MAX_ROWS),
+                        exchange.partitioning)
 
 
 def _key_filtered_side(node: L.Join, how: str, left_keys: tuple[Expr, ...], right_keys: tuple[Expr, ...]) -> str | None:

@@ -4,6 +4,7 @@ skipped by their statistics.
 
 Filter(Project(x, p), c)         -> Project(Filter(x, c[p]), p)
 Filter(Join(l, r, inner), a & b) -> Join(Filter(l, a), Filter(r, b))   (a on l only, b on r only)
+Join(l, r, left, k & b)          -> Join(l, Filter(r, b), left, k)      (b on r only, in the ON clause)
 Filter(Scan, c)                  -> Filter(Scan(pushed=c), c)            (the scan's filter is a hint)
 """
 from __future__ import annotations
@@ -19,6 +20,11 @@ from quiver.engine.plan import (
 
 _PUSH_LEFT = ("inner", "left", "left_semi", "left_anti", "cross")
 _PUSH_RIGHT = ("inner", "right", "cross")
+# A join condition's conjunct on one side only filters that side first wherever a row of that side
+# failing it could never match anyway: either side of an inner join, the right (null-supplying or
+# existence-tested) side of left outer, semi and anti joins, the left side of a right outer join.
+_CONDITION_TO_LEFT = ("inner", "cross", "right")
+_CONDITION_TO_RIGHT = ("inner", "cross", "left", "left_semi", "left_anti")
 
 
 def push_down_predicates(plan: LogicalPlan) -> LogicalPlan:
@@ -27,7 +33,7 @@ def push_down_predicates(plan: LogicalPlan) -> LogicalPlan:
 
 
 def _push(node: LogicalPlan) -> LogicalPlan:
-    if isinstance(node, Join) and node.how in ("inner", "cross", "left_semi") and node.condition is not None:
+    if isinstance(node, Join) and node.how in _CONDITION_TO_LEFT + _CONDITION_TO_RIGHT and node.condition is not None:
         return _push_join_condition(node)
     if not isinstance(node, Filter):
         return node
@@ -99,15 +105,17 @@ def _push_into_join(node: Filter, join: Join) -> LogicalPlan:
 
 
 def _push_join_condition(join: Join) -> LogicalPlan:
-    """Conjuncts of an inner/semi join condition that read one side only filter that side first."""
+    """Conjuncts of a join condition that read one side only filter that side first, where the join
+    type allows (`_CONDITION_TO_LEFT`, `_CONDITION_TO_RIGHT`): TPC-H Q13's `o_comment NOT LIKE ...`
+    in a left join's ON clause filters orders before they are shuffled."""
     left_ids = {a.expr_id for a in join.left.output}
     right_ids = {a.expr_id for a in join.right.output}
     to_left, to_right, keep = [], [], []
     for c in split_conjuncts(join.condition):
         refs = c.references()
-        if refs and refs <= left_ids and join.how in ("inner", "cross"):
+        if refs and refs <= left_ids and join.how in _CONDITION_TO_LEFT and c.deterministic:
             to_left.append(c)
-        elif refs and refs <= right_ids:
+        elif refs and refs <= right_ids and join.how in _CONDITION_TO_RIGHT and c.deterministic:
             to_right.append(c)
         else:
             keep.append(c)

@@ -58,8 +58,8 @@ def _prune(node: LogicalPlan, needed: set[int]) -> LogicalPlan:
         want = needed | cond
         left_ids = {a.expr_id for a in node.left.output}
         right_ids = {a.expr_id for a in node.right.output}
-        left = _prune(node.left, (want & left_ids) or _one(node.left))
-        right = _prune(node.right, (want & right_ids) or _one(node.right))
+        left = _narrowed(_prune(node.left, (want & left_ids) or _one(node.left)), want)
+        right = _narrowed(_prune(node.right, (want & right_ids) or _one(node.right)), want)
         return replace(node, left=left, right=right)
     if isinstance(node, Union):
         positions = [i for i, a in enumerate(node.output) if a.expr_id in needed] or [0]
@@ -83,6 +83,15 @@ def _prune(node: LogicalPlan, needed: set[int]) -> LogicalPlan:
     if isinstance(node, RangeRelation):
         return node
     return node
+
+
+def _narrowed(side: LogicalPlan, want: set[int]) -> LogicalPlan:
+    """A join side without the columns only its own filters read (TPC-H Q13's o_comment), so they
+    are not carried into the join's shuffle."""
+    kept = tuple(a for a in side.output if a.expr_id in want)
+    if not kept or len(kept) == len(side.output):
+        return side
+    return Project(side, kept)
 
 
 def _one(node: LogicalPlan) -> set[int]:

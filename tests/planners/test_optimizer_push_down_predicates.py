@@ -96,6 +96,22 @@ def test_semi_join_condition_on_the_right_side_filters_the_right_input(left, rig
     assert run_plan(pushed) == run_plan(q._plan) == [(2, 20, "y")]
 
 
+@pytest.mark.parametrize("how, expected_shape", [
+    ("left", "Join(LocalRelation, Filter(LocalRelation))"),
+    ("left_anti", "Join(LocalRelation, Filter(LocalRelation))"),
+    ("right", "Join(Filter(LocalRelation), LocalRelation)"),
+    ("full", "Join(LocalRelation, LocalRelation)"),
+])
+def test_outer_and_anti_join_conditions_filter_only_the_side_whose_unmatched_rows_drop(
+        left, right, run_plan, shape, how, expected_shape):
+    # Both one-sided conjuncts sit in the ON clause; only the one on the null-supplying (or
+    # existence-tested) side may filter its input: the preserved side's rows must all stay.
+    q = left.join(right, (left["k"] == right["rk"]) & (right["b"] > 5) & (left["a"] < 30), how)
+    pushed = _fixed_point(q._plan)
+    assert shape(pushed) == expected_shape
+    assert run_plan(pushed) == run_plan(q._plan)
+
+
 def test_filter_on_grouping_columns_moves_below_the_aggregate(left, run_plan, shape):
     q = left.groupBy("s").agg(F.sum("a").alias("total")).filter((F.col("s") != "x") & (F.col("total") > 15))
     pushed = _fixed_point(q._plan)

@@ -154,10 +154,10 @@ class CpuExecutor:
 
     def _KeyFilterExec(self, plan: P.KeyFilterExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         """The other side's whole output (every partition of its finished stage) becomes the build
-        side of a semi join that the child's rows stream through; a large other side is not used."""
+        side of a semi join that the child's rows stream through, when its real size says it pays."""
         source = [b for p in range(plan.source.num_partitions) for b in self.execute(plan.source, p, ctx)]
         rows = self.execute(plan.child, partition, ctx)
-        if sum(b.num_rows for b in source) > plan.max_rows:
+        if not plan.applies_to(sum(b.num_rows for b in source)):
             yield from rows
             return
         schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in plan.source.output])

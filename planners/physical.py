@@ -310,8 +310,10 @@ class KeyFilterExec(PhysicalPlan):
     dropped before they are shuffled (a runtime semi-join filter, like Spark's injected ones).
 
     `source` is that other side's exchange, the very node the join reads, so it runs once, as one
-    stage, before this one. At run time the filter applies only when the other side turned out
-    small (at most `max_rows` rows); otherwise rows pass through untouched.
+    stage, before this one. Whether the filter pays is decided at run time, from that stage's
+    actual size: it applies when the other side has at most `max_rows` rows and at least
+    KEY_FILTER_REDUCTION times fewer than this side's estimated distinct keys (`target_keys`);
+    otherwise rows pass through untouched.
     """
 
     child: PhysicalPlan
@@ -319,10 +321,15 @@ class KeyFilterExec(PhysicalPlan):
     source: PhysicalPlan
     source_keys: tuple[Expr, ...]
     max_rows: int
+    target_keys: int
+
+    def applies_to(self, source_rows: int) -> bool:
+        return source_rows <= self.max_rows and source_rows * KEY_FILTER_REDUCTION <= self.target_keys
 
     def node_string(self) -> str:
         keys = ", ".join(k.sql() for k in self.keys)
-        return f"KeyFilter [{keys}] in the other side's [{', '.join(k.sql() for k in self.source_keys)}]"
+        return (f"KeyFilter [{keys}] in the other side's [{', '.join(k.sql() for k in self.source_keys)}] "
+                f"(if it has <= {min(self.max_rows, self.target_keys // KEY_FILTER_REDUCTION)} rows)")
 
 
 @dataclass(frozen=True)
@@ -647,10 +654,11 @@ class _Planner:
         filtered = _key_filtered_side(node, how, left_keys, right_keys)
         if filtered and isinstance(left_exchange, ExchangeExec) and isinstance(right_exchange, ExchangeExec):
             # The filtered side's exchange gets a key filter fed by the other side's exchange (the same node).
-            if filtered == "right":
-                right_exchange = _key_filtered(right_exchange, right_keys, left_exchange, left_keys)
+            side, target_keys = filtered
+            if side == "right":
+                right_exchange = _key_filtered(right_exchange, right_keys, left_exchange, left_keys, target_keys)
             else:
-                left_exchange = _key_filtered(left_exchange, left_keys, right_exchange, right_keys)
+                left_exchange = _key_filtered(left_exchange, left_keys, right_exchange, right_keys, target_keys)
         return HashJoinExec(
             left_exchange,
             right_exchange,
@@ -712,39 +720,43 @@ class _Planner:
         return LimitExec(ExchangeExec(LimitExec(child, node.n), SinglePartition()), node.n)
 
 
-# A side's keys filter the other side of a shuffled join when they are estimated this many times
-# fewer than the other side's distinct keys; at run time, when that side has at most this many rows.
+# At run time a side's keys filter the other side of a shuffled join when it has at most this many
+# rows, and this many times fewer than the other side's estimated distinct keys.
 KEY_FILTER_REDUCTION = 4
 KEY_FILTER_MAX_ROWS = 200_000
 
 
 def _key_filtered(exchange: ExchangeExec, keys: tuple[Expr, ...], source: ExchangeExec,
-                  source_keys: tuple[Expr, ...]) -> ExchangeExec:
-    return ExchangeExec(KeyFilterExec(exchange.child, keys, source, source_keys, KEY_FILTER_MAX_ROWS),
+                  source_keys: tuple[Expr, ...], target_keys: int) -> ExchangeExec:
+    return ExchangeExec(KeyFilterExec(exchange.child, keys, source, source_keys, KEY_FILTER_MAX_ROWS, target_keys),
                         exchange.partitioning)
 
 
-def _key_filtered_side(node: L.Join, how: str, left_keys: tuple[Expr, ...], right_keys: tuple[Expr, ...]) -> str | None:
-    """Which side of a shuffled join to filter by the other side's keys before shuffling, if any.
+def _key_filtered_side(
+    node: L.Join, how: str, left_keys: tuple[Expr, ...], right_keys: tuple[Expr, ...],
+) -> tuple[str, int] | None:
+    """Which side of a shuffled join may be filtered by the other side's keys before shuffling, with
+    its estimated distinct keys; None where no side may be, or nothing is known of its size.
 
     Only a side whose rows without a match never reach the output may be filtered: both sides of
-    an inner join, the right of a left outer, semi or anti join (a right row that matches no left
-    key can neither keep nor drop a left row), the left of a right outer join. It pays when the
-    other side holds far fewer distinct keys than this side does.
+    inner and semi joins, the right of a left outer or anti join (a right row that matches no left
+    key can neither keep nor drop a left row), the left of a right outer join. Of two candidate
+    sides, the one whose keys outnumber the other's the most. Whether it pays is left to run
+    time, when the other side's real size is known (a HAVING's selectivity, say, is not before).
     """
-    candidates = {"inner": ("left", "right"), "left": ("right",), "left_semi": ("right",),
+    candidates = {"inner": ("left", "right"), "left": ("right",), "left_semi": ("left", "right"),
                   "left_anti": ("right",), "right": ("left",)}.get(how, ())
-    best, best_ratio = None, float(KEY_FILTER_REDUCTION)
+    best: tuple[str, int] | None = None
+    best_ratio = -1.0
     for side in candidates:
         target, source = (node.right, node.left) if side == "right" else (node.left, node.right)
         target_keys, source_keys = (right_keys, left_keys) if side == "right" else (left_keys, right_keys)
-        target_distinct, source_distinct = _distinct_keys(target, target_keys), _distinct_keys(source, source_keys)
-        if target_distinct <= 0 or source_distinct < 0:
+        target_distinct = _distinct_keys(target, target_keys)
+        if target_distinct <= 0:
             continue
-        # Under containment, the share of the target's keys the source holds is the share of its rows kept.
-        ratio = target_distinct / max(source_distinct, 1)
-        if ratio >= best_ratio:
-            best, best_ratio = side, ratio
+        ratio = target_distinct / max(_distinct_keys(source, source_keys), 1)
+        if ratio > best_ratio:
+            best, best_ratio = (side, target_distinct), ratio
     return best
 
 

@@ -77,14 +77,31 @@ def test_the_big_side_is_filtered_and_rows_do_not_change(spark, tables, shuffled
 
 def test_a_side_the_join_keeps_whole_is_not_filtered(spark, tables, shuffled):
     orders, lines = _frames(spark, tables)
-    assert _key_filters(lines.join(orders, F.col("o_key") == F.col("l_order"), "left")) == []
+    preserved = lines.join(orders, F.col("o_key") == F.col("l_order"), "left")
+    assert [f.output[0].name for f in _key_filters(preserved)] == ["o_key"]  # orders may be; lines never
     assert _key_filters(orders.join(lines, F.col("o_key") == F.col("l_order"), "full")) == []
 
 
-def test_keys_about_as_many_as_the_other_sides_are_not_used(spark, tables, shuffled):
-    orders = spark.read.parquet(str(tables / "orders.parquet"))  # every order
+def _filtered_stage_rows(spark, q) -> tuple[str, int]:
+    """The first column of the side that has a key filter, and the rows its map stage wrote last job."""
+    stages = q._execution().stages.stages
+    [target] = [s for s in stages if any(isinstance(n, P.KeyFilterExec) for n in s.root.walk())]
+    column = next(n for n in target.root.walk() if isinstance(n, P.KeyFilterExec)).output[0].name
+    return column, next(m.rows_written for m in spark._scheduler.last_job.stages if m.stage_id == target.id)
+
+
+def test_the_filter_is_used_only_when_the_other_side_turns_out_small(spark, tables, shuffled):
     lines = spark.read.parquet(str(tables / "lines.parquet"))
-    assert _key_filters(orders.join(lines, F.col("o_key") == F.col("l_order"))) == []
+    few = spark.read.parquet(str(tables / "orders.parquet")).filter(F.col("o_day") == 3)  # 30 orders
+    q = few.join(lines, F.col("o_key") == F.col("l_order"), "left_semi")
+    q.collect()
+    assert _filtered_stage_rows(spark, q) == ("l_order", 90)  # the 15 of 30 orders with lines, 6 each
+    # Every order: the keys are as many as the other side's, so its rows pass through whole.
+    every = spark.read.parquet(str(tables / "orders.parquet"))
+    q = every.join(lines, F.col("o_key") == F.col("l_order"), "left_semi")
+    q.collect()
+    column, rows = _filtered_stage_rows(spark, q)
+    assert rows == {"o_key": 3000, "l_order": len(_lines())}[column]
 
 
 def test_a_side_larger_than_expected_passes_rows_through(spark, tables, shuffled, monkeypatch):

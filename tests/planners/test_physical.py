@@ -24,7 +24,13 @@ def threshold(spark):
 
 
 def _nodes(df, kind):
-    return [n for n in df._execution().physical.walk() if isinstance(n, kind)]
+    """Nodes of a kind in the physical plan, each once: an exchange that also feeds a key filter
+    on the join's other side is one node reached twice."""
+    seen = {}
+    for n in df._execution().physical.walk():
+        if isinstance(n, kind):
+            seen.setdefault(id(n), n)
+    return list(seen.values())
 
 
 def _exchanges(df):

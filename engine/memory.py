@@ -3,8 +3,8 @@
 A query allocates and frees column buffers of the same sizes batch after batch. By default Arrow's
 mimalloc returns freed pages to the OS within milliseconds and glibc unmaps every block over 128 KiB
 (numpy's temporaries), so each batch faults its pages in afresh. On a virtual machine a fault costs
-microseconds: TPC-H SF1 on this project's 2-core VM took 670k faults and 10 s of system time over
-88 queries, against 90k faults and 5 s with the settings below (`benchmarks/RESULTS.md`).
+microseconds: TPC-H SF1 on this project's 2-core VM took 552k faults and 7.3 s of system time over
+88 query runs, against 72k faults and 3.8 s with the settings below (`benchmarks/RESULTS.md`).
 
 mimalloc reads its options once, when Arrow's library loads, so they only apply when `quiver` is
 imported before `pyarrow`; glibc's can be set at any time. `QUIVER_KEEP_FREED_MEMORY=0` turns both off.

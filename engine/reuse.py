@@ -62,7 +62,7 @@ def _trees(plan: L.LogicalPlan, inside_subquery: bool) -> Iterator[tuple[L.Logic
 
 
 def _deterministic(plan: L.LogicalPlan) -> bool:
-    return all(getattr(x, "deterministic", True) for node in plan.walk() for e in node.expressions() for x in e.walk())
+    return all(e.deterministic for node in plan.walk() for e in node.expressions())
 
 
 def _contains(outer: L.LogicalPlan, inner: L.LogicalPlan) -> bool:

@@ -8,8 +8,12 @@ The values themselves rarely need more than 18 digits, so this module checks the
 magnitudes, and when the exact result provably fits in an int64 it computes it with numpy,
 rounds half away from zero to Spark's result scale and returns a decimal128 array sharing
 the numpy buffer. Anything that may not fit returns None and the caller takes the exact path.
+The `FixedPoint` operations below do that work; `executors/fixed_point.py` runs whole expression
+trees on them, and `int64_decimal_arithmetic` one operator on evaluated operands.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -59,14 +63,6 @@ def _as_decimal128(unscaled: np.ndarray, validity: pa.Buffer | None, null_count:
     return pa.Array.from_buffers(out, len(unscaled), [validity, pa.py_buffer(words)], null_count=null_count)
 
 
-def _rescale(values: np.ndarray | int, largest: int, by: int) -> tuple[np.ndarray | int, int] | None:
-    """`values` times 10**by (by >= 0), or None when that may leave the int64 range."""
-    factor = 10**by
-    if largest * factor > _INT64_LIMIT:
-        return None
-    return values * factor, largest * factor
-
-
 def _round_down_scale(values: np.ndarray, digits: int) -> np.ndarray:
     """Drop `digits` decimal places, rounding half away from zero as Spark's HALF_UP does."""
     factor = 10**digits
@@ -75,16 +71,34 @@ def _round_down_scale(values: np.ndarray, digits: int) -> np.ndarray:
     return np.where(values < 0, -magnitude, magnitude)
 
 
-def _validity(left: pa.Array | pa.Scalar, right: pa.Array | pa.Scalar, length: int) -> tuple[pa.Buffer | None, int]:
-    """The validity bitmap of an elementwise result over `left` and `right`, and its null count."""
-    arrays = [v for v in (left, right) if isinstance(v, pa.Array) and v.null_count]
-    if not arrays:
-        return None, 0
-    valid = np.ones(length, dtype=bool)
-    for a in arrays:
-        valid &= np.asarray(a.is_valid())
-    mask = pa.array(valid)
-    return mask.buffers()[1], length - int(valid.sum())
+@dataclass(frozen=True)
+class FixedPoint:
+    """Unscaled integers (an array, or one int for a constant) at `scale`, |each| <= `bound`;
+    `valid` is None when every slot is valid."""
+
+    values: np.ndarray | int
+    scale: int
+    bound: int
+    valid: np.ndarray | None
+
+
+def fixed_point_of(value: pa.Array | pa.Scalar) -> FixedPoint | None:
+    """A decimal128 array or scalar as fixed point, or None when a value needs more than 64 bits."""
+    unscaled = _unscaled(value)
+    if unscaled is None:
+        return None
+    values, largest = unscaled
+    valid = np.asarray(value.is_valid()) if isinstance(value, pa.Array) and value.null_count else None
+    return FixedPoint(values, value.type.scale, largest, valid)
+
+
+def decimal_array(value: FixedPoint, length: int, out: pa.Decimal128Type) -> pa.Array:
+    """`value` as a decimal128 array of `out` with `length` slots (a constant is repeated)."""
+    values = np.ascontiguousarray(np.broadcast_to(value.values, (length,)), dtype=np.int64)
+    if value.valid is None:
+        return _as_decimal128(values, None, 0, out)
+    bitmap = pa.array(value.valid).buffers()[1]
+    return _as_decimal128(values, bitmap, int(len(value.valid) - value.valid.sum()), out)
 
 
 def int64_decimal_arithmetic(
@@ -99,32 +113,66 @@ def int64_decimal_arithmetic(
     if op not in ("+", "-", "*") or not all(pa.types.is_decimal128(v.type) for v in (left, right)):
         return None
     length = len(left) if isinstance(left, pa.Array) else len(right)
-    lhs, rhs = _unscaled(left), _unscaled(right)
-    if lhs is None or rhs is None:
+    a, b = fixed_point_of(left), fixed_point_of(right)
+    if a is None or b is None:
         return None
-    (a, a_max), (b, b_max) = lhs, rhs
-    if op == "*":
-        if a_max * b_max > _INT64_LIMIT:
-            return None
-        values, scale, largest = np.multiply(a, b), left.type.scale + right.type.scale, a_max * b_max
-    else:
-        scale = max(left.type.scale, right.type.scale)
-        scaled_a = _rescale(a, a_max, scale - left.type.scale)
-        scaled_b = _rescale(b, b_max, scale - right.type.scale)
-        if scaled_a is None or scaled_b is None or scaled_a[1] + scaled_b[1] > _INT64_LIMIT:
-            return None
-        (a, a_max), (b, b_max) = scaled_a, scaled_b
-        values = np.add(a, b) if op == "+" else np.subtract(a, b)
-        largest = a_max + b_max
-    values = np.broadcast_to(np.asarray(values, dtype=np.int64), (length,))
-    if scale > out.scale:
-        values = _round_down_scale(values, scale - out.scale)
-    elif scale < out.scale:
-        scaled = _rescale(values, largest, out.scale - scale)
-        if scaled is None:
-            return None
-        values = scaled[0]
-    if _largest_magnitude(values) >= 10**out.precision:
+    exact = multiply(a, b) if op == "*" else add(a, b, op)
+    value = None if exact is None else conform(exact, out)
+    return None if value is None else decimal_array(value, length, out)
+
+
+def rescaled(value: FixedPoint, scale: int) -> FixedPoint | None:
+    """`value` at a scale at least its own: multiplied by a power of ten when that fits."""
+    factor = 10 ** (scale - value.scale)
+    if value.bound * factor > _INT64_LIMIT:
         return None
-    validity, null_count = _validity(left, right, length)
-    return _as_decimal128(np.ascontiguousarray(values, dtype=np.int64), validity, null_count, out)
+    return FixedPoint(value.values * factor, scale, value.bound * factor, value.valid)
+
+
+def add(left: FixedPoint, right: FixedPoint, op: str) -> FixedPoint | None:
+    scale = max(left.scale, right.scale)
+    a, b = rescaled(left, scale), rescaled(right, scale)
+    if a is None or b is None or a.bound + b.bound > _INT64_LIMIT:
+        return None
+    values = np.add(a.values, b.values) if op == "+" else np.subtract(a.values, b.values)
+    return FixedPoint(values, scale, a.bound + b.bound, _both_valid(left.valid, right.valid))
+
+
+def multiply(left: FixedPoint, right: FixedPoint) -> FixedPoint | None:
+    if left.bound * right.bound > _INT64_LIMIT:
+        return None
+    values = np.multiply(left.values, right.values)
+    return FixedPoint(values, left.scale + right.scale, left.bound * right.bound, _both_valid(left.valid, right.valid))
+
+
+def conform(value: FixedPoint, to) -> FixedPoint | None:
+    """`value` at `to`'s scale (`to` a decimal type, Arrow's or Quiver's) (rounding half away from zero, as Spark's HALF_UP), or None when some
+    value has more digits than `to.precision` allows (Spark's null, left to the exact path)."""
+    if value.scale > to.scale:
+        digits = value.scale - to.scale
+        values = value.values
+        if isinstance(values, np.ndarray):
+            rounded = _round_down_scale(values, digits)
+        else:
+            half = 10**digits // 2
+            rounded = (abs(values) + half) // 10**digits * (1 if values >= 0 else -1)
+        value = FixedPoint(rounded, to.scale, value.bound // 10**digits + 1, value.valid)
+    elif value.scale < to.scale:
+        value = rescaled(value, to.scale)
+        if value is None:
+            return None
+    limit = 10**to.precision
+    if value.bound >= limit:
+        largest = _largest_magnitude(value.values) if isinstance(value.values, np.ndarray) else abs(value.values)
+        if largest >= limit:
+            return None
+        value = FixedPoint(value.values, value.scale, largest, value.valid)
+    return value
+
+
+def _both_valid(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a & b

@@ -12,7 +12,6 @@ discounted price appears in two aggregates).
 from __future__ import annotations
 
 import decimal
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -21,22 +20,13 @@ from quiver.engine import types as T
 from quiver.engine.expressions import Alias, AttributeRef, BinaryArithmetic, Cast, Expr, Literal
 from quiver.executors.decimal_kernels import (
     _INT64_LIMIT,
-    _as_decimal128,
-    _largest_magnitude,
-    _round_down_scale,
-    _unscaled,
+    FixedPoint,
+    add,
+    conform,
+    decimal_array,
+    fixed_point_of,
+    multiply,
 )
-
-
-@dataclass(frozen=True)
-class FixedPoint:
-    """Unscaled integers (an array, or one int for a constant) at `scale`, |each| <= `bound`;
-    `valid` is None when every slot is valid."""
-
-    values: np.ndarray | int
-    scale: int
-    bound: int
-    valid: np.ndarray | None
 
 
 def fixed_point_decimal(expr: Expr, batch: pa.RecordBatch, memo: dict | None = None) -> pa.Array | None:
@@ -53,12 +43,7 @@ def fixed_point_decimal(expr: Expr, batch: pa.RecordBatch, memo: dict | None = N
     value = _evaluate(expr, batch, memo)
     if value is None or not isinstance(value.values, np.ndarray):
         return None
-    out = expr.dtype.to_arrow()
-    values = np.ascontiguousarray(np.broadcast_to(value.values, (batch.num_rows,)), dtype=np.int64)
-    if value.valid is None:
-        return _as_decimal128(values, None, 0, out)
-    bitmap = pa.array(value.valid).buffers()[1]
-    return _as_decimal128(values, bitmap, int(len(value.valid) - value.valid.sum()), out)
+    return decimal_array(value, batch.num_rows, expr.dtype.to_arrow())
 
 
 def _arithmetic_nodes(expr: Expr) -> int:
@@ -96,13 +81,13 @@ def _compute(expr: Expr, batch: pa.RecordBatch, memo: dict) -> FixedPoint | None
         return _constant(expr)
     if isinstance(expr, Cast) and isinstance(expr.to, T.DecimalType):
         child = _evaluate(expr.child, batch, memo)
-        return None if child is None else _conform(child, expr.to)
+        return None if child is None else conform(child, expr.to)
     if isinstance(expr, BinaryArithmetic) and expr.op in ("+", "-", "*") and isinstance(expr.dtype, T.DecimalType):
         left, right = _evaluate(expr.left, batch, memo), _evaluate(expr.right, batch, memo)
         if left is None or right is None:
             return None
-        exact = _multiply(left, right) if expr.op == "*" else _add(left, right, expr.op)
-        return None if exact is None else _conform(exact, expr.dtype)
+        exact = multiply(left, right) if expr.op == "*" else add(left, right, expr.op)
+        return None if exact is None else conform(exact, expr.dtype)
     return None
 
 
@@ -111,14 +96,7 @@ def _column(expr: AttributeRef, batch: pa.RecordBatch) -> FixedPoint | None:
     if index < 0:
         return None
     column = batch.column(index)
-    if not pa.types.is_decimal128(column.type):
-        return None
-    unscaled = _unscaled(column)
-    if unscaled is None:
-        return None
-    values, largest = unscaled
-    valid = np.asarray(column.is_valid()) if column.null_count else None
-    return FixedPoint(values, column.type.scale, largest, valid)
+    return fixed_point_of(column) if pa.types.is_decimal128(column.type) else None
 
 
 def _constant(expr: Literal) -> FixedPoint | None:
@@ -134,58 +112,3 @@ def _constant(expr: Literal) -> FixedPoint | None:
     return FixedPoint(unscaled, scale, abs(unscaled), None) if abs(unscaled) <= _INT64_LIMIT else None
 
 
-def _rescaled(value: FixedPoint, scale: int) -> FixedPoint | None:
-    """`value` at a scale at least its own: multiplied by a power of ten when that fits."""
-    factor = 10 ** (scale - value.scale)
-    if value.bound * factor > _INT64_LIMIT:
-        return None
-    return FixedPoint(value.values * factor, scale, value.bound * factor, value.valid)
-
-
-def _add(left: FixedPoint, right: FixedPoint, op: str) -> FixedPoint | None:
-    scale = max(left.scale, right.scale)
-    a, b = _rescaled(left, scale), _rescaled(right, scale)
-    if a is None or b is None or a.bound + b.bound > _INT64_LIMIT:
-        return None
-    values = np.add(a.values, b.values) if op == "+" else np.subtract(a.values, b.values)
-    return FixedPoint(values, scale, a.bound + b.bound, _both_valid(left.valid, right.valid))
-
-
-def _multiply(left: FixedPoint, right: FixedPoint) -> FixedPoint | None:
-    if left.bound * right.bound > _INT64_LIMIT:
-        return None
-    values = np.multiply(left.values, right.values)
-    return FixedPoint(values, left.scale + right.scale, left.bound * right.bound, _both_valid(left.valid, right.valid))
-
-
-def _conform(value: FixedPoint, to: T.DecimalType) -> FixedPoint | None:
-    """`value` at `to`'s scale (rounding half away from zero, as Spark's HALF_UP), or None when some
-    value has more digits than `to.precision` allows (Spark's null, left to the exact path)."""
-    if value.scale > to.scale:
-        digits = value.scale - to.scale
-        values = value.values
-        if isinstance(values, np.ndarray):
-            rounded = _round_down_scale(values, digits)
-        else:
-            half = 10**digits // 2
-            rounded = (abs(values) + half) // 10**digits * (1 if values >= 0 else -1)
-        value = FixedPoint(rounded, to.scale, value.bound // 10**digits + 1, value.valid)
-    elif value.scale < to.scale:
-        value = _rescaled(value, to.scale)
-        if value is None:
-            return None
-    limit = 10**to.precision
-    if value.bound >= limit:
-        largest = _largest_magnitude(value.values) if isinstance(value.values, np.ndarray) else abs(value.values)
-        if largest >= limit:
-            return None
-        value = FixedPoint(value.values, value.scale, largest, value.valid)
-    return value
-
-
-def _both_valid(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a & b

@@ -167,7 +167,9 @@ class ParquetFormat:
             meta = read_metadata(path)
             physical = meta.schema.to_arrow_schema()
             stored = [c for c in columns if c in physical.names and c not in partition]
-            reader = pq.ParquetFile(path, metadata=meta, coerce_int96_timestamp_unit="us",
+            # Files here are local (see _LOCAL): pre-buffering, which coalesces reads on a background
+            # I/O thread for object stores, would only add a copy and a thread hand-off per row group.
+            reader = pq.ParquetFile(path, metadata=meta, coerce_int96_timestamp_unit="us", pre_buffer=False,
                                     read_dictionary=_dictionary_strings(meta, physical, stored))
         except (pa.ArrowInvalid, OSError) as e:
             raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e

@@ -20,6 +20,17 @@ import pyarrow.compute as pc
 from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
 from quiver.engine.expressions import AttributeRef
+from quiver.executors.aggregate_inputs import (
+    DictionaryCodes,
+    Int64SumBudget,
+    codable,
+    decimal_sums,
+    int64_argument,
+    int64_array,
+    summable_as_int64,
+)
+from quiver.executors.decimal_kernels import decimal_average
+from quiver.executors.dictionary_eval import is_dictionary_encoded
 from quiver.executors.evaluate import evaluate_array
 from quiver.executors.hashing import hash_columns
 from quiver.executors.hashing import canonical_floats
@@ -54,8 +65,8 @@ def aggregate_partition(
         grouped = _group(_prepared_reader(batches, keys, calls), nkeys, _complete_steps(calls))
         result = _finish_complete(grouped, nkeys, calls)
     else:
-        states = _group(_prepared_reader(batches, keys, calls), nkeys, _partial_steps(calls))
-        yield from _with_key_names(states, key_attrs, calls, partial=True).to_batches()
+        for states in _partial_states(batches, keys, calls):
+            yield from _with_key_names(states, key_attrs, calls, partial=True).to_batches()
         return
     if not keys and result.num_rows == 0:
         result = _empty_global_row(calls)
@@ -132,6 +143,139 @@ def _prepared_reader(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tupl
     schema = _prepared_schema(keys, calls)
     stream = (_prepare(b, keys, calls, schema) for b in batches if b.num_rows)
     return pa.RecordBatchReader.from_batches(schema, stream)
+
+
+def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple) -> Iterator[pa.Table]:
+    """Partial states, one table per segment of batches prepared alike (see aggregate_inputs).
+
+    Input batches may hold dictionary-encoded strings; whatever is evaluated is decoded first.
+    """
+    steps = _partial_steps(calls)
+    rows = (b for b in batches if b.num_rows)
+    pending = next(rows, None)
+    if pending is None:
+        yield _group(_prepared_reader(iter(()), keys, calls), len(keys), steps)
+        return
+    while pending is not None:
+        segment = _Segment(keys, calls, pending)
+        first, pending = segment.prepare(pending), None
+
+        def stream(segment: _Segment = segment, first: pa.RecordBatch = first) -> Iterator[pa.RecordBatch]:
+            nonlocal pending
+            yield first
+            for batch in rows:
+                prepared = segment.prepare(batch)
+                if prepared is None:
+                    pending = batch
+                    return
+                yield prepared
+
+        grouped = _group(pa.RecordBatchReader.from_batches(segment.schema, stream()), len(keys), steps)
+        yield segment.restore(grouped)
+
+
+class _Segment:
+    """Consecutive input batches prepared in one layout: string keys grouped by dictionary code where
+    they arrive encoded, decimal sums summed as int64 while their budget lasts."""
+
+    def __init__(self, keys: tuple, calls: tuple, first: pa.RecordBatch):
+        self.keys, self.calls = keys, calls
+        self.codes = [DictionaryCodes(e.dtype.to_arrow()) if codable(_key_column(e, first)) else None
+                      for e, _ in keys]
+        self.budgets = [Int64SumBudget() if len(c.function.args) == 1 and summable_as_int64(
+            c.function.args[0], c.function.name, c.function.distinct) else None for c in calls]
+        read = {a.internal_name for c in calls for arg in c.function.args for a in arg.walk()
+                if isinstance(a, AttributeRef)}
+        read |= {a.internal_name for e, _ in keys if not isinstance(e, AttributeRef) for a in e.walk()
+                 if isinstance(a, AttributeRef)}
+        self.encoded = {e.internal_name for (e, _), codes in zip(keys, self.codes)
+                        if codes is not None and e.internal_name not in read}
+        self.codes = [c if c is not None and e.internal_name in self.encoded else None
+                      for (e, _), c in zip(keys, self.codes)]
+        self._first_memo: tuple[pa.RecordBatch, dict] | None = (first, {})
+        self.schema = self._narrowed_schema(first)
+
+    def _narrowed_schema(self, first: pa.RecordBatch) -> pa.Schema:
+        """The prepared schema with coded keys as int32 and int64-summed arguments as int64; an
+        argument the first batch cannot take the int64 form in keeps its decimal."""
+        decoded, memo = self._decoded(first), self._first_memo[1]
+        for i, c in enumerate(self.calls):
+            if self.budgets[i] is not None:
+                value = int64_argument(c.function.args[0], decoded, memo)
+                if value is None or self.budgets[i].cost(value, first.num_rows) is None:
+                    self.budgets[i] = None
+        schema = _prepared_schema(self.keys, self.calls)
+        for i, codes in enumerate(self.codes):
+            if codes is not None:
+                schema = schema.set(i, pa.field(f"k{i}", pa.int32()))
+        for i, budget in enumerate(self.budgets):
+            if budget is not None:
+                schema = schema.set(schema.get_field_index(f"a{i}_0"), pa.field(f"a{i}_0", pa.int64()))
+        return schema
+
+    def _decoded(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        if not is_dictionary_encoded(batch):
+            return batch
+        arrays = [c.dictionary_decode() if pa.types.is_dictionary(c.type) and n not in self.encoded else c
+                  for n, c in zip(batch.schema.names, batch.columns)]
+        return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+    def prepare(self, batch: pa.RecordBatch) -> pa.RecordBatch | None:
+        """`batch` as the aggregate's narrow input in this segment's layout; None when it does not fit it."""
+        decoded = self._decoded(batch)
+        memo = self._first_memo[1] if self._first_memo is not None and batch is self._first_memo[0] else {}
+        self._first_memo = None
+        arrays = []
+        for (e, _), codes in zip(self.keys, self.codes):
+            if codes is None:
+                arrays.append(canonical_floats(evaluate_array(e, decoded, memo)))
+                continue
+            column = _key_column(e, batch)
+            if column is None or not codable(column):
+                return None
+            arrays.append(codes.codes(column))
+        if not self.keys:
+            arrays.append(pa.nulls(batch.num_rows, pa.int8()).fill_null(0))
+        costs = []
+        for c, budget in zip(self.calls, self.budgets):
+            if budget is not None:
+                value = int64_argument(c.function.args[0], decoded, memo)
+                cost = None if value is None else budget.cost(value, batch.num_rows)
+                if cost is None:
+                    return None
+                costs.append((budget, cost))
+                arrays.append(int64_array(value))
+                continue
+            args = [evaluate_array(a, decoded, memo) for a in c.function.args]
+            arrays.extend([_tuple_ids(args)] if _is_tuple_distinct(c) else args)
+            if _tracks_nan(c):
+                arrays.append(pc.is_nan(args[0]))
+        for budget, cost in costs:
+            budget.charge(cost)
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def restore(self, states: pa.Table) -> pa.Table:
+        """States with coded keys turned back into values and int64 sums into Acero's decimal sums."""
+        for i, codes in enumerate(self.codes):
+            if codes is not None:
+                column = states.column(f"k{i}").combine_chunks()
+                states = states.set_column(i, f"k{i}", codes.values(column))
+        for i, budget in enumerate(self.budgets):
+            if budget is None:
+                continue
+            name = f"s{i}" if self.calls[i].function.name == "sum" else f"s{i}_sum"
+            scale = self.calls[i].function.args[0].dtype.scale
+            index = states.schema.get_field_index(name)
+            states = states.set_column(index, name, decimal_sums(states.column(name), scale))
+        return states
+
+
+def _key_column(expr, batch: pa.RecordBatch) -> pa.Array | None:
+    """The batch's own column for a key that is a plain column reference, else None."""
+    if not isinstance(expr, AttributeRef):
+        return None
+    index = batch.schema.get_field_index(expr.internal_name)
+    return batch.column(index) if index >= 0 else None
 
 
 def _final_input(batches: Iterable[pa.RecordBatch], keys: tuple) -> pa.RecordBatchReader | None:
@@ -293,9 +437,12 @@ def _finish(states: pa.Table | None, nkeys: int, calls: tuple) -> pa.Table:
 
 
 def _divide_avg(s, n, result_type: T.DataType):
+    """Sum over count, null for no values; exact with HALF_UP rounding for decimals, as Spark."""
+    if isinstance(s, pa.ChunkedArray):
+        s, n = s.combine_chunks(), n.combine_chunks()
+    if isinstance(result_type, T.DecimalType) and pa.types.is_decimal128(s.type):
+        return decimal_average(s, n, result_type.to_arrow())
     nz = pc.if_else(pc.equal(n, 0), pa.scalar(None, pa.int64()), n)
-    if isinstance(result_type, T.DecimalType):
-        return pc.divide(pc.cast(s, pa.float64()), pc.cast(nz, pa.float64()))
     return pc.divide(pc.cast(s, pa.float64()), pc.cast(nz, pa.float64()))
 
 

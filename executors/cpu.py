@@ -95,17 +95,30 @@ class CpuExecutor:
 
     def _FilterExec(self, plan: P.FilterExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         if isinstance(plan.child, P.ScanExec):
-            # Straight off the scan, encoded strings are filtered per distinct value, then decoded.
-            for batch in self._scan(plan.child, partition, keep_dictionaries=True):
-                out = filter_encoded_batch(batch, plan.condition) if is_dictionary_encoded(batch) \
-                    else filter_batch(batch, plan.condition)
-                if out.num_rows:
-                    yield decode_dictionaries(out)
+            for batch in self._filtered_scan(plan, partition):
+                yield decode_dictionaries(batch)
             return
         for batch in self.execute(plan.child, partition, ctx):
             out = filter_batch(batch, plan.condition)
             if out.num_rows:
                 yield out
+
+    def _filtered_scan(self, plan: P.FilterExec, partition: int) -> Iterator[pa.RecordBatch]:
+        """A filter straight over a scan: encoded strings are filtered per distinct value and stay encoded."""
+        for batch in self._scan(plan.child, partition, keep_dictionaries=True):
+            out = filter_encoded_batch(batch, plan.condition) if is_dictionary_encoded(batch) \
+                else filter_batch(batch, plan.condition)
+            if out.num_rows:
+                yield out
+
+    def _encoded(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        """`plan`'s batches, string columns still dictionary-encoded where it is a scan or a filter over
+        one; for a consumer that decodes what it reads."""
+        if isinstance(plan, P.ScanExec):
+            return self._scan(plan, partition, keep_dictionaries=True)
+        if isinstance(plan, P.FilterExec) and isinstance(plan.child, P.ScanExec):
+            return self._filtered_scan(plan, partition)
+        return self.execute(plan, partition, ctx)
 
     def _ProjectExec(self, plan: P.ProjectExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         names = [a.internal_name for a in plan.output]
@@ -150,7 +163,9 @@ class CpuExecutor:
     # ---------------------------------------------------------- blocking
 
     def _HashAggregateExec(self, plan: P.HashAggregateExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
-        yield from aggregate_partition(self.execute(plan.child, partition, ctx), plan.keys, plan.calls, plan.mode)
+        # A partial aggregate groups string keys by their dictionary codes (executors/aggregate_inputs.py).
+        child = self._encoded(plan.child, partition, ctx) if plan.mode == "partial" else self.execute(plan.child, partition, ctx)
+        yield from aggregate_partition(child, plan.keys, plan.calls, plan.mode)
 
     def _KeyFilterExec(self, plan: P.KeyFilterExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         """The other side's whole output (every partition of its finished stage) becomes the build

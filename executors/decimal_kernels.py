@@ -13,6 +13,7 @@ trees on them, and `int64_decimal_arithmetic` one operator on evaluated operands
 """
 from __future__ import annotations
 
+import decimal
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,10 +48,10 @@ def _unscaled(value: pa.Array | pa.Scalar) -> tuple[np.ndarray | int, int] | Non
             return None
     if value.null_count:
         low = np.where(np.asarray(value.is_valid()), low, 0)
-    return low, _largest_magnitude(low)
+    return low, largest_magnitude(low)
 
 
-def _largest_magnitude(values: np.ndarray) -> int:
+def largest_magnitude(values: np.ndarray) -> int:
     """max |v| as a Python int (np.abs would wrap -2**63 back to itself)."""
     return max(abs(int(values.max())), abs(int(values.min()))) if len(values) else 0
 
@@ -61,6 +62,41 @@ def _as_decimal128(unscaled: np.ndarray, validity: pa.Buffer | None, null_count:
     words[:, 0] = unscaled
     np.right_shift(unscaled, 63, out=words[:, 1])
     return pa.Array.from_buffers(out, len(unscaled), [validity, pa.py_buffer(words)], null_count=null_count)
+
+
+def decimal_from_unscaled(unscaled: pa.Array, out: pa.Decimal128Type) -> pa.Array:
+    """An int64 array of unscaled values as a decimal128 array of `out`, nulls kept."""
+    values = unscaled.fill_null(0).to_numpy(zero_copy_only=False) if unscaled.null_count else unscaled.to_numpy()
+    validity = pa.array(np.asarray(unscaled.is_valid())).buffers()[1] if unscaled.null_count else None
+    return _as_decimal128(np.ascontiguousarray(values, dtype=np.int64), validity, unscaled.null_count, out)
+
+
+def decimal_average(sums: pa.Array, counts: pa.Array, out: pa.Decimal128Type) -> pa.Array:
+    """Each `sums / counts` as `out`, exactly and rounded half away from zero (Spark's HALF_UP for
+    avg over decimals); null where the count is 0 or the sum null. Int64 arithmetic where it fits,
+    Python decimals otherwise."""
+    n = counts.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    valid = (n > 0) & np.asarray(sums.is_valid())
+    factor = 10 ** (out.scale - sums.type.scale)
+    unscaled = _unscaled(sums)
+    if unscaled is not None and factor >= 1 and unscaled[1] * factor * 2 <= _INT64_LIMIT:
+        numerator = unscaled[0] * factor
+        divisor = np.where(valid, n, 1)
+        magnitude = (2 * np.abs(numerator) + divisor) // (2 * divisor)
+        values = np.where(numerator < 0, -magnitude, magnitude)
+    else:
+        results = []
+        limit = decimal.Decimal(10) ** (out.precision - out.scale)
+        quantum = decimal.Decimal(1).scaleb(-out.scale)
+        with decimal.localcontext() as context:
+            context.prec = 80
+            for total, count, ok in zip(sums.to_pylist(), n.tolist(), valid.tolist()):
+                value = (total / count).quantize(quantum, rounding=decimal.ROUND_HALF_UP) if ok else None
+                results.append(value if value is None or abs(value) < limit else None)
+        return pa.array(results, type=out)
+    values = np.where(valid, values, 0).astype(np.int64)
+    bitmap = pa.array(valid).buffers()[1] if not valid.all() else None
+    return _as_decimal128(values, bitmap, int((~valid).sum()), out)
 
 
 def _round_down_scale(values: np.ndarray, digits: int) -> np.ndarray:
@@ -163,7 +199,7 @@ def conform(value: FixedPoint, to) -> FixedPoint | None:
             return None
     limit = 10**to.precision
     if value.bound >= limit:
-        largest = _largest_magnitude(value.values) if isinstance(value.values, np.ndarray) else abs(value.values)
+        largest = largest_magnitude(value.values) if isinstance(value.values, np.ndarray) else abs(value.values)
         if largest >= limit:
             return None
         value = FixedPoint(value.values, value.scale, largest, value.valid)

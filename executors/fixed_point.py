@@ -46,6 +46,15 @@ def fixed_point_decimal(expr: Expr, batch: pa.RecordBatch, memo: dict | None = N
     return decimal_array(value, batch.num_rows, expr.dtype.to_arrow())
 
 
+def fixed_point_value(expr: Expr, batch: pa.RecordBatch, memo: dict) -> FixedPoint | None:
+    """A decimal expression (a column, a cast, or a +, -, * tree) as unscaled integers at its
+    type's scale, or None where it cannot be computed in int64; shares `memo` with `fixed_point_decimal`."""
+    if not isinstance(expr.dtype, T.DecimalType):
+        return None
+    value = _evaluate(expr, batch, memo)
+    return None if value is None else conform(value, expr.dtype)
+
+
 def _arithmetic_nodes(expr: Expr) -> int:
     if isinstance(expr, BinaryArithmetic):
         return 1 + _arithmetic_nodes(expr.left) + _arithmetic_nodes(expr.right)

@@ -96,6 +96,19 @@ def test_decimal_sum_avg():
     assert_same(program)
 
 
+def test_decimal_avg_is_exact_and_rounds_half_up():
+    """Beyond a double's 16 digits and at a rounding tie, avg over decimals is exact decimal division."""
+    def program(spark, F, T, Window):
+        from decimal import Decimal
+        df = spark.createDataFrame(
+            [("big", Decimal("12345678901234567.89")), ("big", Decimal("1.00")), ("big", Decimal("2.00")),
+             ("tie", Decimal("0.01"))] + [("tie", Decimal("0.00"))] * 31  # 0.0003125 at scale 6
+            + [("neg", Decimal("-1.00")), ("neg", Decimal("-2.00")), ("neg", Decimal("-2.00"))],
+            "k string, x decimal(20,2)")
+        return df.groupBy("k").agg(F.avg("x").alias("a"), F.sum("x").alias("s"))
+    assert_same(program)
+
+
 def test_aggregates_skip_nulls_and_all_null_group_is_null():
     def program(spark, F, T, Window):
         df = spark.createDataFrame(

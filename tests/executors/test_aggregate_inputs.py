@@ -1,0 +1,128 @@
+"""Partial aggregation over narrow inputs: string keys as dictionary codes, decimal sums as int64.
+
+Batches arrive dictionary-encoded or not, with nulls in keys and values, and with magnitudes that
+overflow an int64 sum; whatever the segments, partial then final must equal an exact computation.
+"""
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from quiver.engine import types as T
+from quiver.engine.expressions import AggregateFunction, AttributeRef, BinaryArithmetic, Literal, new_expr_id
+from quiver.executors.aggregate import aggregate_partition
+from quiver.executors.aggregate_inputs import DictionaryCodes, Int64SumBudget, codable
+from quiver.executors.decimal_kernels import FixedPoint
+from quiver.planners.physical import AggregateCall
+
+K = AttributeRef("k", T.StringType(), True, new_expr_id())
+V = AttributeRef("v", T.DecimalType(18, 2), True, new_expr_id())
+DOUBLED = BinaryArithmetic("*", V, Literal(2, T.IntegerType()))
+SPECS = [
+    AggregateFunction("sum", (V,)),
+    AggregateFunction("avg", (V,)),
+    AggregateFunction("sum", (DOUBLED,)),
+    AggregateFunction("count", ()),
+    AggregateFunction("max", (V,)),
+]
+CALLS = tuple(AggregateCall(f, AttributeRef(f.sql(), f.dtype, f.nullable, new_expr_id())) for f in SPECS)
+LARGE = 10**15  # unscaled; 10**4 of these overflow an int64 sum
+
+
+def _batch(rows, encoding: str) -> pa.RecordBatch:
+    keys = pa.array([k for k, _ in rows], pa.string())
+    if encoding == "dictionary":
+        keys = pc.dictionary_encode(keys)
+    elif encoding == "null in dictionary":
+        keys = pa.DictionaryArray.from_arrays(pa.array(list(range(len(rows))), pa.int32()), keys)
+    values = pa.array([None if v is None else Decimal(v).scaleb(-2) for _, v in rows], pa.decimal128(18, 2))
+    return pa.RecordBatch.from_arrays([keys, values], names=[K.internal_name, V.internal_name])
+
+
+def _two_phase(batches: list[pa.RecordBatch]) -> dict:
+    states = list(aggregate_partition(batches, ((K, K),), CALLS, "partial"))
+    final = pa.Table.from_batches(list(aggregate_partition(states, ((K, K),), CALLS, "final")))
+    return {r[K.internal_name]: tuple(r[c.result.internal_name] for c in CALLS) for r in final.to_pylist()}
+
+
+def _exact(batches: list[pa.RecordBatch]) -> dict:
+    groups: dict = {}
+    for b in batches:
+        for k, v in zip(pc.cast(b.column(0), pa.string()).to_pylist() if not pa.types.is_dictionary(b.column(0).type)
+                        else b.column(0).dictionary_decode().to_pylist(), b.column(1).to_pylist()):
+            groups.setdefault(k, []).append(v)
+    out = {}
+    for k, vs in groups.items():
+        present = [v for v in vs if v is not None]
+        total = sum(present) if present else None
+        avg = (total / len(present)).quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP) if present else None
+        doubled = sum(2 * v for v in present) if present else None
+        out[k] = (total, avg, doubled, len(vs), max(present) if present else None)
+    return out
+
+
+values = st.one_of(st.none(), st.integers(-10**6, 10**6), st.sampled_from([LARGE, -LARGE, 3 * LARGE]))
+batches_strategy = st.lists(
+    st.tuples(st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(["a", "b", "c", "d"])), values),
+                       min_size=1, max_size=30),
+              st.sampled_from(["plain", "dictionary", "null in dictionary"]),
+              st.integers(1, 5000)),
+    min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(spec=batches_strategy)
+def test_partial_over_encoded_keys_and_int64_sums_equals_exact(spec):
+    """Batches are repeated to reach magnitudes past int64: segments must still give exact sums."""
+    batches = [_batch(rows, encoding) for rows, encoding, _ in spec]
+    repeated = [b for b, (_, _, times) in zip(batches, spec) for _ in range(times if b.num_rows * times < 60000 else 1)]
+    assert _two_phase(repeated) == _exact(repeated)
+
+
+def test_sums_past_int64_switch_to_exact_decimals_mid_stream():
+    rows = [("a", LARGE)] * 5000
+    batches = [_batch(rows, "dictionary") for _ in range(4)]  # 2 * 10**19 in all: past int64
+    result = _two_phase(batches)
+    assert result["a"][0] == Decimal(20000 * LARGE).scaleb(-2)
+    assert result["a"][2] == Decimal(40000 * LARGE).scaleb(-2)
+
+
+def test_codes_agree_across_batches_with_different_dictionaries():
+    codes = DictionaryCodes(pa.string())
+    first = codes.codes(pc.dictionary_encode(pa.array(["x", "y", None, "x"])))
+    second = codes.codes(pc.dictionary_encode(pa.array(["z", "y", "x"])))
+    assert first.to_pylist() == [0, 1, None, 0]
+    assert second.to_pylist() == [2, 1, 0]
+    assert codes.values(pa.array([2, None, 0], pa.int32())).to_pylist() == ["z", None, "x"]
+
+
+def test_only_small_null_free_dictionaries_are_coded():
+    assert codable(pc.dictionary_encode(pa.array(["a", None])))
+    assert not codable(pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), pa.array([None], pa.string())))
+    assert not codable(pa.array(["a"]))
+    assert not codable(pc.dictionary_encode(pa.array([str(i) for i in range(5000)])))
+
+
+def test_budget_refuses_what_could_wrap_and_tightens_a_loose_bound():
+    budget = Int64SumBudget()
+    loose = FixedPoint(np.array([1, -2], dtype=np.int64), 0, 2**62, None)
+    assert budget.cost(loose, 2) == 4  # the bound would not fit; the values' real magnitude does
+    budget.charge(2**63 - 4)
+    assert budget.cost(loose, 2) is None
+
+
+def test_encoded_keys_and_decimal_sums_are_prepared_narrow():
+    """The layout a dictionary-encoded key and decimal sums get: int32 codes and int64 values."""
+    from quiver.executors.aggregate import _Segment
+    batch = _batch([("a", 150), ("b", None)], "dictionary")
+    segment = _Segment(((K, K),), CALLS, batch)
+    prepared = segment.prepare(batch)
+    assert prepared.schema.field("k0").type == pa.int32()
+    assert [prepared.schema.field(f"a{i}_0").type for i in range(3)] == [pa.int64()] * 3
+    assert prepared.column("a2_0").to_pylist() == [300, None]
+    assert prepared.schema.field("a4_0").type == pa.decimal128(18, 2)  # max keeps its decimal

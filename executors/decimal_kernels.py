@@ -16,6 +16,7 @@ from __future__ import annotations
 import decimal
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import pyarrow as pa
 
@@ -38,17 +39,32 @@ def _unscaled(value: pa.Array | pa.Scalar) -> tuple[np.ndarray | int, int] | Non
         return np.zeros(0, np.int64), 0
     words = np.frombuffer(value.buffers()[1], dtype=np.int64, count=2 * (value.offset + len(value)))
     words = words[2 * value.offset:]
-    low, high = words[0::2], words[1::2]
-    if not np.array_equal(high, low >> 63):
-        if value.null_count == 0:
-            return None
-        # Null slots may hold anything; only the valid ones have to fit.
-        valid = np.asarray(value.is_valid())
-        if not np.array_equal(high[valid], low[valid] >> 63):
-            return None
-    if value.null_count:
-        low = np.where(np.asarray(value.is_valid()), low, 0)
-    return low, largest_magnitude(low)
+    valid = np.asarray(value.is_valid()) if value.null_count else None
+    low = np.empty(len(value), dtype=np.int64)
+    largest = _low_words(words, valid if valid is not None else np.ones(0, dtype=np.bool_), low)
+    return None if largest < 0 else (low, largest)
+
+
+@numba.njit(cache=True, nogil=True)
+def _low_words(words: np.ndarray, valid: np.ndarray, low: np.ndarray) -> int:
+    """Copy each valid slot's low 64 bits into `low` (0 for a null) and return the largest |value|,
+    or -1 when some valid value needs its high word (more than 64 bits). One pass, no temporaries."""
+    largest = 0
+    check_validity = len(valid) > 0
+    for i in range(len(low)):
+        if check_validity and not valid[i]:
+            low[i] = 0
+            continue
+        value = words[2 * i]
+        if words[2 * i + 1] != (value >> 63):
+            return -1
+        if value == -9223372036854775808:
+            return -1
+        magnitude = -value if value < 0 else value
+        if magnitude > largest:
+            largest = magnitude
+        low[i] = value
+    return largest
 
 
 def largest_magnitude(values: np.ndarray) -> int:

@@ -102,8 +102,25 @@ def test_parquet_scan_reads_rows_and_ranges_from_the_footer(orders):
     # doubles have a range but no distinct count; dates are day numbers
     assert cols["price"] == ColumnEstimate(ndv=None, low=0.0, high=499.5)
     assert cols["d"] == ColumnEstimate(ndv=1000, low=float(EPOCH_DAY), high=float(EPOCH_DAY + 999))
-    # strings: the footer has min/max but they are not numbers
-    assert cols["name"] == ColumnEstimate()
+    # strings: the footer's min/max are not numbers; a small file's distinct values are counted
+    assert cols["name"] == ColumnEstimate(ndv=ROWS)
+
+
+def test_string_distinct_counts_come_from_a_large_files_first_dictionary(spark, tmp_path):
+    """Past SMALL_FILE_ROWS only a small dictionary is read, and only for a low-cardinality column."""
+    from quiver.connectors.parquet import SMALL_FILE_ROWS
+    rows = SMALL_FILE_ROWS + 1000
+    path = str(tmp_path / "big.parquet")
+    pq.write_table(pa.table({
+        "status": pa.array(["F", "O", "P"] * (rows // 3) + ["F"] * (rows % 3)),
+        "comment": pa.array([f"comment {i}" for i in range(rows)]),
+    }), path, row_group_size=rows // 2)
+    df = spark.read.parquet(path)
+    est = estimate(df._plan)
+    cols = {a.name: est.columns.get(a.expr_id) for a in df._plan.output}
+    assert cols["status"] == ColumnEstimate(ndv=3)
+    assert cols["comment"] == ColumnEstimate()  # one distinct value per row: no dictionary worth reading
+    assert selectivity(_condition(df, F.col("status") == "F"), est) == pytest.approx(1 / 3)
 
 
 def test_footer_statistics_merge_over_files_and_row_groups(spark, tmp_path):

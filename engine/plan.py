@@ -72,9 +72,15 @@ class LogicalPlan:
                 continue
             v = getattr(self, name)
             if isinstance(v, Expr):
-                changes[name] = fn(v)
+                new = fn(v)
+                if new is not v:
+                    changes[name] = new
             elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
-                changes[name] = tuple(fn(x) for x in v)
+                mapped = tuple(fn(x) for x in v)
+                if any(a is not b for a, b in zip(mapped, v)):
+                    changes[name] = mapped
+        # An unchanged node stays the same object, so its cached children and estimates survive
+        # and the optimizer's fixed-point check compares by identity.
         return replace(self, **changes) if changes else self
 
     @property

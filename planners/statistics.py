@@ -256,7 +256,9 @@ def _ndv(e: Estimate, a: AttributeRef) -> float:
 
 
 def _join(plan: L.Join, a: Estimate, b: Estimate) -> Estimate:
-    if plan.how in ("left_semi", "left_anti"):
+    if plan.how == "left_semi":
+        return _semi_join(plan, a, b)
+    if plan.how == "left_anti":
         return a
     if a.rows < 0 or b.rows < 0:
         return Estimate(-1, -1)
@@ -274,6 +276,18 @@ def _join(plan: L.Join, a: Estimate, b: Estimate) -> Estimate:
     columns = {i: replace(c, ndv=min(c.ndv, rows_int) if c.ndv is not None else None)
                for i, c in {**a.columns, **b.columns}.items()}
     return Estimate(rows_int, rows_int * row_width(plan.output), columns)
+
+
+def _semi_join(plan: L.Join, a: Estimate, b: Estimate) -> Estimate:
+    """Left rows whose key the right side holds: with the right's keys drawn from the left's
+    (containment), a share ndv(right key) / ndv(left key) of them, the loosest over the key pairs."""
+    if a.rows < 0 or b.rows < 0 or plan.condition is None:
+        return a
+    pairs = equi_keys(plan.condition, {x.expr_id for x in plan.left.output}, {x.expr_id for x in plan.right.output})
+    if not pairs:
+        return a
+    kept = 0.0 if b.rows == 0 else max(min(1.0, _ndv(b, r) / _ndv(a, left)) for left, r in pairs)
+    return _scaled(a, kept, plan.output)
 
 
 # ---------------------------------------------------------------- selectivity

@@ -27,6 +27,7 @@ from quiver.executors.aggregate_inputs import (
     decimal_sums,
     int64_argument,
     int64_array,
+    run_states,
     summable_as_int64,
 )
 from quiver.executors.decimal_kernels import decimal_average
@@ -159,18 +160,25 @@ def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple
     while pending is not None:
         segment = _Segment(keys, calls, pending)
         first, pending = segment.prepare(pending), None
+        # Keys in runs (clustered data) are aggregated run by run, without a hash table, while they last.
+        runs = run_states(first, len(keys), steps)
 
-        def stream(segment: _Segment = segment, first: pa.RecordBatch = first) -> Iterator[pa.RecordBatch]:
+        def stream(segment: _Segment = segment, first: pa.RecordBatch = runs or first) -> Iterator[pa.RecordBatch]:
             nonlocal pending
             yield first
             for batch in rows:
                 prepared = segment.prepare(batch)
+                if prepared is not None and runs is not None:
+                    prepared = run_states(prepared, len(keys), steps)
                 if prepared is None:
                     pending = batch
                     return
                 yield prepared
 
-        grouped = _group(pa.RecordBatchReader.from_batches(segment.schema, stream()), len(keys), steps)
+        if runs is not None:
+            grouped = pa.Table.from_batches(list(stream()), schema=runs.schema)
+        else:
+            grouped = _group(pa.RecordBatchReader.from_batches(segment.schema, stream()), len(keys), steps)
         yield segment.restore(grouped)
 
 

@@ -105,3 +105,47 @@ def decimal_sums(sums: pa.Array | pa.ChunkedArray, scale: int) -> pa.Array:
         sums = sums.combine_chunks()
     return decimal_from_unscaled(sums, pa.decimal128(38, scale))
 
+
+
+# A batch is aggregated over runs when they are at least this many times fewer than its rows.
+RUN_COMPRESSION = 2
+
+
+def run_states(prepared: pa.RecordBatch, nkeys: int, steps: list) -> pa.RecordBatch | None:
+    """Partial states of a prepared batch whose keys come in runs (data clustered by the grouping
+    key, as lineitem is by l_orderkey): each run of equal consecutive keys becomes one state row,
+    computed with numpy's reduceat instead of a hash table. None where that does not apply: no
+    keys, a null or non-integer key, a step other than sum or count, a sum over anything but int64
+    or double, or too few repeats. Keys may repeat across batches; the final aggregate merges them.
+    """
+    rows = prepared.num_rows
+    if nkeys == 0 or rows < 2 or any(s.function not in ("sum", "count", "count_all") for s in steps):
+        return None
+    keys = [prepared.column(f"k{i}") for i in range(nkeys)]
+    if any(k.null_count or not (pa.types.is_integer(k.type) or pa.types.is_date(k.type)) for k in keys):
+        return None
+    if any(s.function == "sum" and prepared.column(s.column).type not in (pa.int64(), pa.float64()) for s in steps):
+        return None
+    change = np.zeros(rows - 1, dtype=bool)
+    for k in keys:
+        values = k.to_numpy(zero_copy_only=False)
+        change |= values[1:] != values[:-1]
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1))
+    if len(starts) * RUN_COMPRESSION > rows:
+        return None
+    arrays = [k.take(pa.array(starts)) for k in keys]
+    for s in steps:
+        if s.function == "count_all":
+            arrays.append(pa.array(np.diff(np.append(starts, rows))))
+            continue
+        column = prepared.column(s.column)
+        valid = np.asarray(column.is_valid()).astype(np.int64) if column.null_count else None
+        if s.function == "count":
+            arrays.append(pa.array(np.add.reduceat(valid, starts) if valid is not None
+                                   else np.diff(np.append(starts, rows))))
+            continue
+        sums = np.add.reduceat(column.fill_null(0).to_numpy(zero_copy_only=False) if valid is not None
+                             else column.to_numpy(zero_copy_only=False), starts)
+        arrays.append(pa.array(sums, mask=np.add.reduceat(valid, starts) == 0) if valid is not None
+                      else pa.array(sums))
+    return pa.RecordBatch.from_arrays(arrays, names=[f"k{i}" for i in range(nkeys)] + [s.output for s in steps])

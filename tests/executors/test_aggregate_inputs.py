@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from quiver.engine import types as T
 from quiver.engine.expressions import AggregateFunction, AttributeRef, BinaryArithmetic, Literal, new_expr_id
 from quiver.executors.aggregate import aggregate_partition
-from quiver.executors.aggregate_inputs import DictionaryCodes, Int64SumBudget, codable
+from quiver.executors.aggregate_inputs import DictionaryCodes, Int64SumBudget, codable, run_states
 from quiver.executors.decimal_kernels import FixedPoint
 from quiver.planners.physical import AggregateCall
 
@@ -126,3 +126,55 @@ def test_encoded_keys_and_decimal_sums_are_prepared_narrow():
     assert [prepared.schema.field(f"a{i}_0").type for i in range(3)] == [pa.int64()] * 3
     assert prepared.column("a2_0").to_pylist() == [300, None]
     assert prepared.schema.field("a4_0").type == pa.decimal128(18, 2)  # max keeps its decimal
+
+
+SUMS_AND_COUNTS = tuple(AggregateCall(f, AttributeRef(f.sql(), f.dtype, f.nullable, new_expr_id())) for f in [
+    AggregateFunction("sum", (V,)), AggregateFunction("avg", (V,)), AggregateFunction("count", ()),
+    AggregateFunction("count", (V,)),
+])
+N = AttributeRef("n", T.LongType(), True, new_expr_id())
+
+
+def _runs_batch(rows) -> pa.RecordBatch:
+    keys = pa.array([k for k, _ in rows], pa.int64())
+    values = pa.array([None if v is None else Decimal(v).scaleb(-2) for _, v in rows], pa.decimal128(18, 2))
+    return pa.RecordBatch.from_arrays([keys, values], names=[N.internal_name, V.internal_name])
+
+
+@settings(max_examples=40, deadline=None)
+@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 6), values), min_size=1, max_size=40), min_size=1, max_size=4),
+       clustered=st.booleans())
+def test_clustered_keys_aggregated_run_by_run_equal_exact(batches, clustered):
+    """Keys sorted within each batch (runs, aggregated without a hash table) or not, then merged."""
+    prepared = [_runs_batch(sorted(b, key=lambda r: r[0]) if clustered else b) for b in batches]
+    states = list(aggregate_partition(prepared, ((N, N),), SUMS_AND_COUNTS, "partial"))
+    final = pa.Table.from_batches(list(aggregate_partition(states, ((N, N),), SUMS_AND_COUNTS, "final")))
+    got = {r[N.internal_name]: tuple(r[c.result.internal_name] for c in SUMS_AND_COUNTS) for r in final.to_pylist()}
+    groups: dict = {}
+    for b in batches:
+        for k, v in b:
+            groups.setdefault(k, []).append(None if v is None else Decimal(v).scaleb(-2))
+    expected = {}
+    for k, vs in groups.items():
+        present = [v for v in vs if v is not None]
+        total = sum(present) if present else None
+        avg = (total / len(present)).quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP) if present else None
+        expected[k] = (total, avg, len(vs), len(present))
+    assert got == expected
+
+
+def test_run_states_reduce_runs_and_refuse_what_they_cannot():
+    from quiver.executors.aggregate import _Step
+    steps = [_Step("a0_0", "sum", None, "s0"), _Step([], "count_all", None, "s1"), _Step("a0_0", "count", None, "s2")]
+    batch = pa.RecordBatch.from_arrays([pa.array([1, 1, 1, 2, 2, 2]), pa.array([1, None, 3, None, None, 4.5])],
+                                       names=["k0", "a0_0"])
+    out = run_states(batch, 1, steps)
+    assert out.to_pydict() == {"k0": [1, 2], "s0": [4.0, 4.5], "s1": [3, 3], "s2": [2, 1]}
+    all_null = pa.RecordBatch.from_arrays([pa.array([5, 5]), pa.array([None, None], pa.int64())], names=["k0", "a0_0"])
+    assert run_states(all_null, 1, steps).to_pydict()["s0"] == [None]
+    assert run_states(batch, 1, [_Step("a0_0", "min", None, "s0")]) is None  # only sums and counts
+    assert run_states(batch, 0, steps) is None  # a global aggregate has no runs
+    scattered = pa.RecordBatch.from_arrays([pa.array([1, 2, 1, 2]), pa.array([1.0, 2.0, 3.0, 4.0])], names=["k0", "a0_0"])
+    assert run_states(scattered, 1, steps) is None  # as many runs as rows: the hash table is better
+    null_key = pa.RecordBatch.from_arrays([pa.array([1, 1, None, None]), pa.array([1.0] * 4)], names=["k0", "a0_0"])
+    assert run_states(null_key, 1, steps) is None

@@ -176,5 +176,9 @@ def test_run_states_reduce_runs_and_refuse_what_they_cannot():
     assert run_states(batch, 0, steps) is None  # a global aggregate has no runs
     scattered = pa.RecordBatch.from_arrays([pa.array([1, 2, 1, 2]), pa.array([1.0, 2.0, 3.0, 4.0])], names=["k0", "a0_0"])
     assert run_states(scattered, 1, steps) is None  # as many runs as rows: the hash table is better
+    revisited = pa.RecordBatch.from_arrays([pa.array([1, 1, 2, 2, 1, 1]), pa.array([1.0] * 6)], names=["k0", "a0_0"])
+    assert run_states(revisited, 1, steps) is None  # key 1 comes back: runs would not be one row per key
+    descending = pa.RecordBatch.from_arrays([pa.array([3, 3, 2, 2]), pa.array([1.0] * 4)], names=["k0", "a0_0"])
+    assert run_states(descending, 1, steps).to_pydict()["s1"] == [2, 2]
     null_key = pa.RecordBatch.from_arrays([pa.array([1, 1, None, None]), pa.array([1.0] * 4)], names=["k0", "a0_0"])
     assert run_states(null_key, 1, steps) is None

@@ -403,3 +403,33 @@ def _source_attrs(plan: L.SourceScan):
 @dataclass(frozen=True)
 class _Typed:
     dtype: T.DataType
+
+
+def never_null(plan: L.LogicalPlan, attr: AttributeRef) -> bool:
+    """Whether `attr`, a column of `plan`'s output, is null in no row: traced down to a source column
+    whose statistics count no nulls, through nodes that pass it on without null-extending it
+    (filters, sorts, limits, projections of the column, inner and semi joins, the preserved side of
+    an outer join). Attributes stay nullable, as Spark's file sources make them; this lets a rule
+    drop work that nulls would need, such as NOT IN's null checks."""
+    if not attr.nullable:
+        return True
+    if isinstance(plan, L.SourceScan):
+        if all(a.expr_id != attr.expr_id for a in plan.attributes):
+            return False
+        column = getattr(plan.source.statistics(), "columns", {}).get(attr.name)
+        return column is not None and column.null_count == 0
+    if isinstance(plan, (L.Filter, L.Sort, L.Limit, L.Offset, L.SubqueryAlias, L.Repartition)):
+        return never_null(plan.child, attr)
+    if isinstance(plan, L.Project):
+        for p in plan.projections:
+            if p.expr_id == attr.expr_id:
+                named = p.child if isinstance(p, Alias) else p
+                return isinstance(named, AttributeRef) and never_null(plan.child, named)
+        return False
+    if isinstance(plan, L.Join):
+        sides = {"inner": "lr", "cross": "lr", "left_semi": "l", "left_anti": "l", "left": "l", "right": "r"}
+        for side, child in (("l", plan.left), ("r", plan.right)):
+            if side in sides.get(plan.how, "") and any(a.expr_id == attr.expr_id for a in child.output):
+                return never_null(child, attr)
+    return False
+

@@ -36,6 +36,7 @@ from quiver.engine.subqueries import (
     subquery_expressions,
 )
 from quiver.planners.optimizer.constant_folding import fold_expression
+from quiver.planners.statistics import never_null
 
 
 def rewrite_subqueries(plan: LogicalPlan) -> LogicalPlan:
@@ -138,7 +139,9 @@ def _in_join(plan: LogicalPlan, sub: InSubquery, negated: bool) -> tuple[Logical
     match = conjoin([coerce(Comparison("=", v, c)) for v, c in zip(sub.values, columns)])
     if not negated:
         return Join(plan, inner, "left_semi", conjoin(correlation + [match])), []
-    if not any(v.nullable for v in sub.values) and not any(c.nullable for c in columns):
+    if all(isinstance(v, AttributeRef) and never_null(plan, v) or not v.nullable for v in sub.values) \
+            and all(never_null(inner, c) for c in columns):
+        # No nulls on either side (by type or by the sources' statistics): a plain anti join.
         return Join(plan, inner, "left_anti", conjoin(correlation + [match])), []
     if correlation or len(columns) > 1:
         # (v, ..) NOT IN (...) is false when any row's comparison is true or unknown.

@@ -167,3 +167,21 @@ def test_having_inside_a_correlated_scalar_may_read_the_outer_row(views, run_pla
     assert _joins(plan) == ["left"]
     # key 1: 1 >= 1; key 2: 2 >= 2; keys 3, 4: the empty group's 0 is rejected; null: unknown, rejected.
     assert run_plan(plan) == [(1, 1), (2, 2), (3, None), (4, None), (None, None)]
+
+
+@pytest.mark.parametrize("subquery_nulls", [False, True], ids=["no-nulls", "a-null"])
+def test_not_in_over_parquet_without_nulls_is_a_plain_anti_join(spark, tmp_path, subquery_nulls):
+    """Columns stay nullable (as Spark reads files), but footers that count no nulls on either side
+    make NOT IN a plain anti join, with no null-counting subqueries; one null keeps it null-aware."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"k": pa.array([1, 2, 3, 4], pa.int64())}), tmp_path / "outer.parquet")
+    inner = [2, 3, None] if subquery_nulls else [2, 3]
+    pq.write_table(pa.table({"j": pa.array(inner, pa.int64())}), tmp_path / "inner.parquet")
+    spark.read.parquet(str(tmp_path / "outer.parquet")).createOrReplaceTempView("ni_outer")
+    spark.read.parquet(str(tmp_path / "inner.parquet")).createOrReplaceTempView("ni_inner")
+    query = "SELECT k FROM ni_outer WHERE k NOT IN (SELECT j FROM ni_inner)"
+    plan = _rewritten(spark, query)
+    assert _joins(plan) == ["left_anti"]
+    assert bool(_subqueries(plan)) == subquery_nulls
+    assert sorted(tuple(r) for r in spark.sql(query).collect()) == ([] if subquery_nulls else [(1,), (4,)])

@@ -211,9 +211,12 @@ class CacheManager:
         key = self.new_key()
         store = self.session._store
 
-        def keep(p: int, batches: Iterator[pa.RecordBatch]) -> int:
-            store.put(BlockId("cache", key, p, 0), list(batches))
-            return p
+        def keep(p: int, batches: Iterator[pa.RecordBatch]) -> tuple[int, int]:
+            kept = list(batches)
+            store.put(BlockId("cache", key, p, 0), kept)
+            return sum(b.num_rows for b in kept), sum(b.nbytes for b in kept)
 
         parts = qe.run(keep)
-        return L.InMemoryRelation(key, qe.analyzed.output, len(parts), storage_level)
+        # Its real size is known now: the planner sizes joins over it (broadcast or not) from that.
+        return L.InMemoryRelation(key, qe.analyzed.output, len(parts), storage_level,
+                                  rows=sum(r for r, _ in parts), size_bytes=sum(b for _, b in parts))

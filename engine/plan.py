@@ -358,6 +358,8 @@ class InMemoryRelation(LogicalPlan):
     attributes: tuple[AttributeRef, ...]
     partitions: int
     storage_level: str
+    rows: int = -1
+    size_bytes: int = -1
 
     @property
     def output(self) -> tuple[AttributeRef, ...]:

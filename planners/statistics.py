@@ -86,6 +86,8 @@ def _estimate(plan: L.LogicalPlan) -> Estimate:
         return Estimate(rows, rows * 8)
     if isinstance(plan, L.SourceScan):
         return _scan(plan)
+    if isinstance(plan, L.InMemoryRelation):
+        return Estimate(plan.rows, plan.size_bytes)
     kids = [estimate(c) for c in plan.children()]
     if isinstance(plan, L.Filter):
         k = kids[0]

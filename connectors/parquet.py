@@ -31,7 +31,7 @@ def _file_format() -> ds.ParquetFileFormat:
     return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
 
 
-_FOOTERS: OrderedDict[tuple[str, int, int], tuple[pq.FileMetaData, dict[str, list]]] = OrderedDict()
+_FOOTERS: OrderedDict[tuple[str, int, int], tuple[pq.FileMetaData, dict[str, list], pa.Schema, list[int]]] = OrderedDict()
 _FOOTERS_LOCK = threading.Lock()
 FOOTER_CACHE_ENTRIES = 512
 
@@ -41,8 +41,9 @@ def read_metadata(path: str) -> pq.FileMetaData:
     return _footer(path)[0]
 
 
-def _footer(path: str) -> tuple[pq.FileMetaData, dict[str, list]]:
-    """A file's footer and its per-column [min, max, null count, usable] over the row groups, parsed
+def _footer(path: str) -> tuple[pq.FileMetaData, dict[str, list], pa.Schema, list[int]]:
+    """A file's footer, its per-column [min, max, null count, usable] over the row groups, its Arrow
+    schema and each row group's compressed bytes, parsed
     once per version of the file: keyed by path, size and modification time, so a rewritten file is
     read afresh. Every query re-plans over the same files; the footer of a 6M-row file takes
     milliseconds to read and merge."""
@@ -59,7 +60,13 @@ def _footer(path: str) -> tuple[pq.FileMetaData, dict[str, list]]:
         meta = pq.read_metadata(path)
     except (pa.ArrowInvalid, OSError) as e:
         raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
-    entry = (meta, _row_group_statistics(meta))
+    try:
+        schema = meta.schema.to_arrow_schema()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+    sizes = [sum(g.column(c).total_compressed_size for c in range(g.num_columns))
+             for g in (meta.row_group(i) for i in range(meta.num_row_groups))]
+    entry = (meta, _row_group_statistics(meta), schema, sizes)
     with _FOOTERS_LOCK:
         _FOOTERS[key] = entry
         while len(_FOOTERS) > FOOTER_CACHE_ENTRIES:
@@ -155,11 +162,8 @@ def _string_distincts(path: str) -> dict[str, int]:
 
 
 def read_schema(path: str) -> pa.Schema:
-    """Arrow schema of one Parquet file (from its footer)."""
-    try:
-        return pq.read_schema(path, memory_map=True)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+    """Arrow schema of one Parquet file, from its cached footer."""
+    return _footer(path)[2]
 
 
 class ParquetFormat:
@@ -184,11 +188,8 @@ class ParquetFormat:
         """Files over 1.5x the target are cut into runs of row groups of about the target size."""
         if file.size <= target_bytes * 3 // 2:
             return [FilePiece(file, None, file.size)]
-        meta = read_metadata(file.path)
         pieces, group, size = [], [], 0
-        for i in range(meta.num_row_groups):
-            rg = meta.row_group(i)
-            rg_size = sum(rg.column(c).total_compressed_size for c in range(rg.num_columns))
+        for i, rg_size in enumerate(_footer(file.path)[3]):
             if group and size + rg_size > target_bytes:
                 pieces.append(FilePiece(file, tuple(group), size))
                 group, size = [], 0

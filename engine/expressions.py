@@ -64,7 +64,12 @@ class Expr:
 
     @property
     def resolved(self) -> bool:
-        return all(c.resolved for c in self.children())
+        if self.__dict__.get("_resolved"):
+            return True
+        done = all(c.resolved for c in self.children())
+        if done:  # immutable: once resolved, always
+            self.__dict__["_resolved"] = True
+        return done
 
     @property
     def dtype(self) -> T.DataType:

@@ -89,7 +89,12 @@ class LogicalPlan:
 
     @property
     def resolved(self) -> bool:
-        return all(c.resolved for c in self.children()) and all(e.resolved for e in self.expressions())
+        if self.__dict__.get("_resolved"):
+            return True
+        done = all(c.resolved for c in self.children()) and all(e.resolved for e in self.expressions())
+        if done:  # an immutable node once resolved stays so; analysis asks for every node repeatedly
+            self.__dict__["_resolved"] = True
+        return done
 
     def node_string(self) -> str:
         """One line describing this node (without its children) for explain()."""

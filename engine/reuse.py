@@ -1,10 +1,13 @@
-"""Aggregates a query would compute twice: once for an uncorrelated scalar subquery, once for the query.
+"""Aggregates a query would compute twice: in an uncorrelated scalar subquery and the query, or twice
+in the query.
 
 TPC-H Q15 reads its `revenue0` view twice, in the FROM clause and in `(SELECT max(total_revenue)
 FROM revenue0)`; the subquery runs as a job of its own before the query (its value is inlined),
-so without reuse lineitem is scanned and aggregated twice. Spark shares the exchange between the
-two (ReuseExchange/ReuseSubquery). Here the shared aggregate runs once, its result is kept in the
-block store for the query's lifetime, and both places read it as an in-memory relation.
+so without reuse lineitem is scanned and aggregated twice. Written with DataFrames, the same query
+joins `revenue` with `revenue.agg(max(...))`, one aggregate on both sides of a join. Spark shares
+the exchange in both cases (ReuseExchange/ReuseSubquery). Here the shared aggregate runs once, its
+result is kept in the block store for the query's lifetime, and every place reads it as an
+in-memory relation.
 """
 from __future__ import annotations
 
@@ -19,17 +22,14 @@ REUSED = "reused within this query"
 
 
 def shared_aggregates(plan: L.LogicalPlan) -> list[L.Aggregate]:
-    """Aggregates that occur in an uncorrelated scalar subquery of `plan` and once more elsewhere in it
-    (the query or another such subquery), outermost first; deterministic ones only."""
-    in_subqueries: set[L.Aggregate] = set()
+    """Aggregates that occur more than once in `plan` and its uncorrelated scalar subqueries (a view
+    read twice, a DataFrame joined with an aggregate of itself), outermost first; deterministic ones only."""
     counts: Counter[L.Aggregate] = Counter()
-    for tree, inside_subquery in _trees(plan, False):
+    for tree in _trees(plan):
         for node in tree.walk():
             if isinstance(node, L.Aggregate):
                 counts[node] += 1
-                if inside_subquery:
-                    in_subqueries.add(node)
-    shared = [a for a in in_subqueries if counts[a] > 1 and _deterministic(a)]
+    shared = [a for a, n in counts.items() if n > 1 and _deterministic(a)]
     outermost = [a for a in shared if not any(b is not a and _contains(b, a) for b in shared)]
     return sorted(outermost, key=lambda a: -sum(1 for _ in a.walk()))
 
@@ -51,14 +51,14 @@ def replace_subtrees(plan: L.LogicalPlan, replacements: dict[L.LogicalPlan, L.Lo
     return L.transform_down(plan, visit)
 
 
-def _trees(plan: L.LogicalPlan, inside_subquery: bool) -> Iterator[tuple[L.LogicalPlan, bool]]:
+def _trees(plan: L.LogicalPlan) -> Iterator[L.LogicalPlan]:
     """`plan` and, recursively, the plans of its uncorrelated scalar subqueries."""
-    yield plan, inside_subquery
+    yield plan
     for node in plan.walk():
         for e in node.expressions():
             for sub in e.walk():
                 if isinstance(sub, ScalarSubquery) and not sub.correlated:
-                    yield from _trees(sub.plan, True)
+                    yield from _trees(sub.plan)
 
 
 def _deterministic(plan: L.LogicalPlan) -> bool:

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from quiver.engine import types as T
 from quiver.engine.errors import AnalysisException
 from quiver.executors import datetime_format as dt
+from quiver.executors.decimal_kernels import unscaled_int64
 
 Value = pa.Array | pa.Scalar
 
@@ -391,9 +392,24 @@ def _to_numeric(arr: pa.Array, src: T.DataType, to: T.DataType) -> pa.Array:
     if isinstance(to, T.IntegralType):
         return _to_integral(arr, src, to)
     if isinstance(src, T.DecimalType):
+        exact = _decimal_to_double(arr) if isinstance(to, T.DoubleType) else None
+        if exact is not None:
+            return exact
         # Arrow's decimal->float is not correctly rounded (2.55 -> 2.5500000000000003); text is
         return arr.cast(pa.string()).cast(pa.float64()).cast(to.to_arrow())
     return arr.cast(to.to_arrow(), safe=False)
+
+
+def _decimal_to_double(arr: pa.Array) -> pa.Array | None:
+    """Decimals as correctly rounded doubles where every unscaled value is below 2**53: it and the
+    power of ten are then exact doubles, and IEEE division rounds their quotient correctly, as
+    Java's BigDecimal.doubleValue does. None otherwise (the caller goes through text)."""
+    scale = arr.type.scale
+    unscaled = unscaled_int64(arr) if pa.types.is_decimal128(arr.type) and 0 <= scale <= 22 else None
+    if unscaled is None or unscaled[1] >= 2**53:
+        return None
+    values = unscaled[0].astype(np.float64) / 10.0**scale
+    return pa.array(values, pa.float64(), mask=_null_mask(arr))
 
 
 def _to_integral(arr: pa.Array, src: T.DataType, to: T.DataType) -> pa.Array:

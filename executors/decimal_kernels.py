@@ -23,7 +23,7 @@ import pyarrow as pa
 _INT64_LIMIT = 2**63 - 1
 
 
-def _unscaled(value: pa.Array | pa.Scalar) -> tuple[np.ndarray | int, int] | None:
+def unscaled_int64(value: pa.Array | pa.Scalar) -> tuple[np.ndarray | int, int] | None:
     """The unscaled integers of a decimal128 array or scalar and the largest magnitude among them.
 
     None when some value needs more than 64 bits. Null slots read as 0.
@@ -94,7 +94,7 @@ def decimal_average(sums: pa.Array, counts: pa.Array, out: pa.Decimal128Type) ->
     n = counts.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     valid = (n > 0) & np.asarray(sums.is_valid())
     factor = 10 ** (out.scale - sums.type.scale)
-    unscaled = _unscaled(sums)
+    unscaled = unscaled_int64(sums)
     if unscaled is not None and factor >= 1 and unscaled[1] * factor * 2 <= _INT64_LIMIT:
         numerator = unscaled[0] * factor
         divisor = np.where(valid, n, 1)
@@ -136,7 +136,7 @@ class FixedPoint:
 
 def fixed_point_of(value: pa.Array | pa.Scalar) -> FixedPoint | None:
     """A decimal128 array or scalar as fixed point, or None when a value needs more than 64 bits."""
-    unscaled = _unscaled(value)
+    unscaled = unscaled_int64(value)
     if unscaled is None:
         return None
     values, largest = unscaled

@@ -49,3 +49,15 @@ def test_an_aggregate_only_the_subquery_computes_is_not_kept(spark):
     q2 = spark.sql("select k, total from totals where k < (select count(*) from range(3))")
     assert "reuse_shared_aggregates" not in q2._execution().fired_rules
     assert sorted(r.k for r in q2.collect()) == [0, 1, 2]
+
+
+def test_an_aggregate_joined_with_its_own_summary_is_computed_once(spark):
+    """The DataFrame form of the query above: `totals` joined with `totals.agg(max(...))`."""
+    source = _totals(spark)
+    totals = spark.table("totals")
+    top = totals.agg(F.max("total").alias("best"))
+    execution = totals.join(top, F.col("total") == F.col("best")).select("k", "total").orderBy("k")._execution()
+    assert "reuse_shared_aggregates" in execution.fired_rules
+    rows = execution.to_table().to_pylist()
+    assert source.reads == 2  # one scan of the two splits
+    assert rows == spark.sql(TOP).toArrow().to_pylist()

@@ -15,6 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from quiver.engine import types as T
 from quiver.engine.errors import AnalysisException
@@ -191,3 +193,16 @@ def test_double_to_string_uses_javas_layout_on_large_arrays():
     values = [1.0, 1e20, 9.99e-4, 123456789.123, -0.0, 1e-300, 2.0**60]
     out = cast_array(pa.array(values * 1000), T.StringType()).to_pylist()
     assert out[:7] == ["1.0", "1.0E20", "9.99E-4", "1.23456789123E8", "-0.0", "1.0E-300", "1.15292150460684698E18"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.lists(st.one_of(st.none(), st.integers(-(2**53) + 1, 2**53 - 1)), max_size=30),
+                 st.lists(st.one_of(st.none(), st.integers(-(10**17), 10**17)), max_size=30)),
+       st.integers(0, 18))
+def test_decimal_to_double_is_correctly_rounded(unscaled, scale):
+    """The int64 path and the text path agree with Python's correctly rounded Decimal -> float
+    (Java's BigDecimal.doubleValue); past 2**53 the text path takes over."""
+    values = [None if u is None else Decimal(u).scaleb(-scale) for u in unscaled]
+    arr = pa.array(values, pa.decimal128(38, scale))
+    got = cast_array(arr, T.DoubleType()).to_pylist()
+    assert got == [None if v is None else float(v) for v in values]

@@ -47,6 +47,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--engines", type=_engine_list, default=list(ENGINES), help="comma-separated")
     parser.add_argument("--queries", type=_query_list, default=list(QUERY_NUMBERS), help="e.g. 1,3,5 or 1-10")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per query after the warm-up")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run the engines this many times in turn and pool each query's runs (default 1)")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="markdown file to update, or '-' to only print")
     parser.add_argument("--form", choices=FORMS, default="sql",
                         help="how Quiver and PySpark get the queries: SQL text or the DataFrame API")

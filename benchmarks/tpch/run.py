@@ -146,6 +146,7 @@ class EngineRun:
     settings: str | None = None
     startup_s: float | None = None
     starts: int = 0
+    rounds: int = 1
     queries: dict[int, dict] = field(default_factory=dict)
     hwm_total: int = 0
     sampled_peak: int = 0
@@ -318,6 +319,7 @@ def merge_rounds(earlier: EngineRun | None, later: EngineRun) -> EngineRun:
     if later.status != "ok":
         earlier.status, earlier.error = later.status, later.error or earlier.error
     earlier.starts += later.starts
+    earlier.rounds += later.rounds
     earlier.startup_s = max(earlier.startup_s or 0.0, later.startup_s or 0.0) or None
     earlier.hwm_total = max(earlier.hwm_total, later.hwm_total)
     earlier.sampled_peak = max(earlier.sampled_peak, later.sampled_peak)
@@ -441,7 +443,7 @@ def _engine_table(runs: dict[str, EngineRun]) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for e, r in runs.items():
         status = r.status if not r.error else f"{r.status}: `{r.error}`"
-        if r.starts > 1:
+        if r.starts > r.rounds:  # restarted after a query that hung or crashed it
             status += f" ({r.starts} starts)"
         startup = f"{r.startup_s:.2f}" if r.startup_s is not None else "—"
         lines.append(f"| {e} | {r.version or '—'} | {r.settings or '—'} | {status} | {startup} | "

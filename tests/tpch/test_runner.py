@@ -19,4 +19,5 @@ def test_rounds_pool_runs_keep_failures_and_the_worst_memory():
     assert merged.seconds(1) == 0.8  # median of the six pooled runs
     assert merged.queries[2]["error"] == "timed out"
     assert merged.status == "partial"
-    assert (merged.startup_s, merged.hwm_total, merged.sampled_peak, merged.starts, merged.wall_s) == (0.7, 30, 30, 2, 4.0)
+    assert (merged.startup_s, merged.hwm_total, merged.sampled_peak, merged.starts, merged.rounds, merged.wall_s) == \
+        (0.7, 30, 30, 2, 2, 4.0)

@@ -26,7 +26,9 @@ REPO = Path(__file__).resolve().parents[2]
 WORK = REPO / "benchmarks" / ".data" / "commits"
 PACKAGES = ("engine", "planners", "executors", "connectors")
 
-_TIMER = """
+# The child's start: the commit's `quiver` first on the path, the TPC-H tables, a local[2] session
+# and `timed(n)`, one run of query n with its views registered anew, in seconds.
+_PRELUDE = """
 import math, statistics, sys, time
 layout, sf = sys.argv[1], float(sys.argv[2])
 sys.path[:0] = [layout, {repo!r}]
@@ -36,41 +38,26 @@ from benchmarks.tpch.datagen import ensure_tables
 from benchmarks.tpch.queries import QUERY_NUMBERS, sql_text
 paths = ensure_tables(sf)
 spark = quiver.Session.builder.master("local[2]").config("spark.sql.shuffle.partitions", "4").getOrCreate()
-times = {{}}
-for n in QUERY_NUMBERS:
-    runs = []
-    for i in range(4):
-        started = time.perf_counter()
-        for name, path in paths.items():
-            spark.read.parquet(str(path)).createOrReplaceTempView(name)
-        spark.sql(sql_text(n)).toArrow()
-        if i:
-            runs.append(time.perf_counter() - started)
-    times[n] = statistics.median(runs)
-geomean = math.exp(sum(math.log(t) for t in times.values()) / len(times))
-print(f"geomean {{geomean:.3f}} " + " ".join(f"q{{n}}={{t:.3f}}" for n, t in times.items()))
-"""
 
-
-# One long-lived child per commit for --interleave: reads a query number per line, answers its seconds.
-_SERVER = """
-import sys, time
-layout, sf = sys.argv[1], float(sys.argv[2])
-sys.path[:0] = [layout, {repo!r}]
-import quiver
-assert quiver.__file__.startswith(layout), quiver.__file__
-from benchmarks.tpch.datagen import ensure_tables
-from benchmarks.tpch.queries import sql_text
-paths = ensure_tables(sf)
-spark = quiver.Session.builder.master("local[2]").config("spark.sql.shuffle.partitions", "4").getOrCreate()
-print("ready", flush=True)
-for line in sys.stdin:
-    n = int(line)
+def timed(n):
     started = time.perf_counter()
     for name, path in paths.items():
         spark.read.parquet(str(path)).createOrReplaceTempView(name)
     spark.sql(sql_text(n)).toArrow()
-    print(time.perf_counter() - started, flush=True)
+    return time.perf_counter() - started
+"""
+
+_TIMER = _PRELUDE + """
+times = {{n: statistics.median([timed(n) for i in range(4)][1:]) for n in QUERY_NUMBERS}}
+geomean = math.exp(sum(math.log(t) for t in times.values()) / len(times))
+print(f"geomean {{geomean:.3f}} " + " ".join(f"q{{n}}={{t:.3f}}" for n, t in times.items()))
+"""
+
+# One long-lived child per commit for --interleave: reads a query number per line, answers its seconds.
+_SERVER = _PRELUDE + """
+print("ready", flush=True)
+for line in sys.stdin:
+    print(timed(int(line)), flush=True)
 """
 
 

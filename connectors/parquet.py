@@ -6,7 +6,7 @@ import dataclasses
 import os
 import threading
 from collections import OrderedDict
-from typing import Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -43,35 +43,40 @@ def read_metadata(path: str) -> pq.FileMetaData:
 
 def _footer(path: str) -> tuple[pq.FileMetaData, dict[str, list], pa.Schema, list[int]]:
     """A file's footer, its per-column [min, max, null count, usable] over the row groups, its Arrow
-    schema and each row group's compressed bytes, parsed
-    once per version of the file: keyed by path, size and modification time, so a rewritten file is
-    read afresh. Every query re-plans over the same files; the footer of a 6M-row file takes
-    milliseconds to read and merge."""
+    schema and each row group's compressed bytes, parsed once per version of the file. Every query
+    re-plans over the same files; the footer of a 6M-row file takes milliseconds to read and merge."""
+    return _per_file_version(_FOOTERS, path, _parse_footer)
+
+
+def _per_file_version(cache: OrderedDict, path: str, compute: Callable[[str], Any]) -> Any:
+    """`compute(path)`, kept in `cache` (least recently used out first) under the file's path, size and
+    modification time, so a rewritten file is read afresh."""
     try:
         st = os.stat(path)
     except OSError as e:
         raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
     key = (path, st.st_size, st.st_mtime_ns)
     with _FOOTERS_LOCK:
-        if key in _FOOTERS:
-            _FOOTERS.move_to_end(key)
-            return _FOOTERS[key]
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+    entry = compute(path)
+    with _FOOTERS_LOCK:
+        cache[key] = entry
+        while len(cache) > FOOTER_CACHE_ENTRIES:
+            cache.popitem(last=False)
+    return entry
+
+
+def _parse_footer(path: str) -> tuple[pq.FileMetaData, dict[str, list], pa.Schema, list[int]]:
     try:
         meta = pq.read_metadata(path)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
-    try:
         schema = meta.schema.to_arrow_schema()
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
         raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
     sizes = [sum(g.column(c).total_compressed_size for c in range(g.num_columns))
              for g in (meta.row_group(i) for i in range(meta.num_row_groups))]
-    entry = (meta, _row_group_statistics(meta), schema, sizes)
-    with _FOOTERS_LOCK:
-        _FOOTERS[key] = entry
-        while len(_FOOTERS) > FOOTER_CACHE_ENTRIES:
-            _FOOTERS.popitem(last=False)
-    return entry
+    return meta, _row_group_statistics(meta), schema, sizes
 
 
 def _row_group_statistics(meta: pq.FileMetaData) -> dict[str, list]:
@@ -123,42 +128,32 @@ def _string_distincts(path: str) -> dict[str, int]:
     low-cardinality column, and that dictionary's size is its distinct count. Other columns
     are left unknown.
     """
+    return _per_file_version(_DISTINCTS, path, _count_string_distincts)
+
+
+def _count_string_distincts(path: str) -> dict[str, int]:
+    meta, _, schema, _ = _footer(path)
+    strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+               or pa.types.is_string_view(f.type)]
+    if not strings or not meta.num_row_groups:
+        return {}
     try:
-        st = os.stat(path)
-        key = (path, st.st_size, st.st_mtime_ns)
-        with _FOOTERS_LOCK:
-            if key in _DISTINCTS:
-                return _DISTINCTS[key]
-        meta = read_metadata(path)
-        schema = meta.schema.to_arrow_schema()
-        strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
-                   or pa.types.is_string_view(f.type)]
-        counts: dict[str, int] = {}
-        if strings and meta.num_row_groups:
-            if meta.num_rows <= SMALL_FILE_ROWS:
-                table = pq.read_table(path, columns=strings, use_threads=False)
-                counts = {n: pc.count_distinct(table.column(n).cast(pa.large_string()), mode="only_valid").as_py()
-                          for n in strings}
-            else:
-                first = meta.row_group(0)
-                chunks = {first.column(i).path_in_schema: first.column(i) for i in range(first.num_columns)}
-                small = [n for n in _dictionary_strings(meta, schema, strings)
-                         if chunks[n].data_page_offset - chunks[n].dictionary_page_offset <= MAX_DICTIONARY_BYTES]
-                group = pq.ParquetFile(path, metadata=meta, read_dictionary=small, pre_buffer=False) \
-                    .read_row_group(0, columns=small, use_threads=False) if small else None
-                rows = meta.row_group(0).num_rows
-                for n in small:
-                    chunk = group.column(n).chunks
-                    size = max((len(c.dictionary) for c in chunk), default=0)
-                    if size * 10 <= rows:
-                        counts[n] = size
+        if meta.num_rows <= SMALL_FILE_ROWS:
+            table = pq.read_table(path, columns=strings, use_threads=False)
+            return {n: pc.count_distinct(table.column(n).cast(pa.large_string()), mode="only_valid").as_py()
+                    for n in strings}
+        first = meta.row_group(0)
+        chunks = {first.column(i).path_in_schema: first.column(i) for i in range(first.num_columns)}
+        small = [n for n in _dictionary_strings(meta, schema, strings)
+                 if chunks[n].data_page_offset - chunks[n].dictionary_page_offset <= MAX_DICTIONARY_BYTES]
+        if not small:
+            return {}
+        group = pq.ParquetFile(path, metadata=meta, read_dictionary=small, pre_buffer=False) \
+            .read_row_group(0, columns=small, use_threads=False)
     except (pa.ArrowInvalid, OSError) as e:
         raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
-    with _FOOTERS_LOCK:
-        _DISTINCTS[key] = counts
-        while len(_DISTINCTS) > FOOTER_CACHE_ENTRIES:
-            _DISTINCTS.popitem(last=False)
-    return counts
+    sizes = {n: max((len(c.dictionary) for c in group.column(n).chunks), default=0) for n in small}
+    return {n: size for n, size in sizes.items() if size * 10 <= first.num_rows}
 
 
 def read_schema(path: str) -> pa.Schema:
@@ -230,8 +225,7 @@ class ParquetFormat:
     ) -> Iterator[pa.RecordBatch]:
         path = piece.file.path
         try:
-            meta = read_metadata(path)
-            physical = meta.schema.to_arrow_schema()
+            meta, _, physical, _ = _footer(path)
             stored = [c for c in columns if c in physical.names and c not in partition]
             # Files here are local (see _LOCAL): pre-buffering, which coalesces reads on a background
             # I/O thread for object stores, would only add a copy and a thread hand-off per row group.

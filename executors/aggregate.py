@@ -131,13 +131,25 @@ def _prepare(batch: pa.RecordBatch, keys: tuple, calls: tuple, schema: pa.Schema
     memo: dict = {}
     arrays = [canonical_floats(evaluate_array(e, batch, memo)) for e, _ in keys]
     if not keys:
-        arrays.append(pa.nulls(batch.num_rows, pa.int8()).fill_null(0))
+        arrays.append(_constant_key(batch.num_rows))
     for c in calls:
-        args = [evaluate_array(a, batch, memo) for a in c.function.args]
-        arrays.extend([_tuple_ids(args)] if _is_tuple_distinct(c) else args)
-        if _tracks_nan(c):
-            arrays.append(pc.is_nan(args[0]))
+        arrays.extend(_argument_arrays(c, batch, memo))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _constant_key(rows: int) -> pa.Array:
+    """k0 of a global aggregate: every row in the one group 0."""
+    return pa.nulls(rows, pa.int8()).fill_null(0)
+
+
+def _argument_arrays(call, batch: pa.RecordBatch, memo: dict) -> list[pa.Array]:
+    """One call's prepared input columns (a*_*): its arguments, a tuple's hash for count(DISTINCT a, b),
+    and a seen-NaN flag where max needs one."""
+    args = [evaluate_array(a, batch, memo) for a in call.function.args]
+    arrays = [_tuple_ids(args)] if _is_tuple_distinct(call) else args
+    if _tracks_nan(call):
+        arrays.append(pc.is_nan(args[0]))
+    return arrays
 
 
 def _prepared_reader(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple) -> pa.RecordBatchReader:
@@ -188,18 +200,16 @@ class _Segment:
 
     def __init__(self, keys: tuple, calls: tuple, first: pa.RecordBatch):
         self.keys, self.calls = keys, calls
-        self.codes = [DictionaryCodes(e.dtype.to_arrow()) if codable(_key_column(e, first)) else None
-                      for e, _ in keys]
         self.budgets = [Int64SumBudget() if len(c.function.args) == 1 and summable_as_int64(
             c.function.args[0], c.function.name, c.function.distinct) else None for c in calls]
         read = {a.internal_name for c in calls for arg in c.function.args for a in arg.walk()
                 if isinstance(a, AttributeRef)}
         read |= {a.internal_name for e, _ in keys if not isinstance(e, AttributeRef) for a in e.walk()
                  if isinstance(a, AttributeRef)}
-        self.encoded = {e.internal_name for (e, _), codes in zip(keys, self.codes)
-                        if codes is not None and e.internal_name not in read}
-        self.codes = [c if c is not None and e.internal_name in self.encoded else None
-                      for (e, _), c in zip(keys, self.codes)]
+        # A key read only as itself stays encoded and is grouped by code; anything else is decoded.
+        self.encoded = {e.internal_name for e, _ in keys if codable(_key_column(e, first))} - read
+        self.codes = [DictionaryCodes(e.dtype.to_arrow()) if isinstance(e, AttributeRef)
+                      and e.internal_name in self.encoded else None for e, _ in keys]
         self._first_memo: tuple[pa.RecordBatch, dict] | None = (first, {})
         self.schema = self._narrowed_schema(first)
 
@@ -243,7 +253,7 @@ class _Segment:
                 return None
             arrays.append(codes.codes(column))
         if not self.keys:
-            arrays.append(pa.nulls(batch.num_rows, pa.int8()).fill_null(0))
+            arrays.append(_constant_key(batch.num_rows))
         costs = []
         for c, budget in zip(self.calls, self.budgets):
             if budget is not None:
@@ -254,10 +264,7 @@ class _Segment:
                 costs.append((budget, cost))
                 arrays.append(int64_array(value))
                 continue
-            args = [evaluate_array(a, decoded, memo) for a in c.function.args]
-            arrays.extend([_tuple_ids(args)] if _is_tuple_distinct(c) else args)
-            if _tracks_nan(c):
-                arrays.append(pc.is_nan(args[0]))
+            arrays.extend(_argument_arrays(c, decoded, memo))
         for budget, cost in costs:
             budget.charge(cost)
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
@@ -556,7 +563,7 @@ def _with_constant_key(states: pa.RecordBatchReader) -> pa.RecordBatchReader:
     schema = states.schema.append(pa.field("k0", pa.int8()))
 
     def add(b: pa.RecordBatch) -> pa.RecordBatch:
-        return pa.RecordBatch.from_arrays(b.columns + [pa.nulls(b.num_rows, pa.int8()).fill_null(0)], schema=schema)
+        return pa.RecordBatch.from_arrays(b.columns + [_constant_key(b.num_rows)], schema=schema)
 
     return pa.RecordBatchReader.from_batches(schema, (add(b) for b in states))
 

@@ -18,12 +18,11 @@ import pyarrow as pa
 
 from quiver.engine import types as T
 from quiver.engine.expressions import Expr
-from quiver.executors.decimal_kernels import FixedPoint, decimal_from_unscaled, largest_magnitude
+from quiver.executors.decimal_kernels import _INT64_LIMIT, FixedPoint, decimal_array, largest_magnitude
 from quiver.executors.fixed_point import fixed_point_value
 
 # Remapping a batch's dictionary goes through Python, value by value; a larger one is decoded.
 MAX_CODED_DICTIONARY = 4096
-_INT64_LIMIT = 2**63 - 1
 
 
 class DictionaryCodes:
@@ -103,7 +102,9 @@ def decimal_sums(sums: pa.Array | pa.ChunkedArray, scale: int) -> pa.Array:
     """Int64 sums of unscaled values as the decimal128(38, scale) sums Acero gives for decimals."""
     if isinstance(sums, pa.ChunkedArray):
         sums = sums.combine_chunks()
-    return decimal_from_unscaled(sums, pa.decimal128(38, scale))
+    valid = np.asarray(sums.is_valid()) if sums.null_count else None
+    values = sums.fill_null(0).to_numpy(zero_copy_only=False)
+    return decimal_array(FixedPoint(values, scale, 0, valid), len(sums), pa.decimal128(38, scale))
 
 
 
@@ -133,9 +134,11 @@ def run_states(prepared: pa.RecordBatch, nkeys: int, steps: list) -> pa.RecordBa
         values = k.to_numpy(zero_copy_only=False)
         change |= values[1:] != values[:-1]
     starts = np.concatenate(([0], np.flatnonzero(change) + 1))
-    if len(starts) * RUN_COMPRESSION > rows or not _ordered([k.take(pa.array(starts)) for k in keys]):
+    if len(starts) * RUN_COMPRESSION > rows:
         return None
     arrays = [k.take(pa.array(starts)) for k in keys]
+    if not _ordered(arrays):
+        return None
     for s in steps:
         if s.function == "count_all":
             arrays.append(pa.array(np.diff(np.append(starts, rows))))

@@ -80,13 +80,6 @@ def _as_decimal128(unscaled: np.ndarray, validity: pa.Buffer | None, null_count:
     return pa.Array.from_buffers(out, len(unscaled), [validity, pa.py_buffer(words)], null_count=null_count)
 
 
-def decimal_from_unscaled(unscaled: pa.Array, out: pa.Decimal128Type) -> pa.Array:
-    """An int64 array of unscaled values as a decimal128 array of `out`, nulls kept."""
-    values = unscaled.fill_null(0).to_numpy(zero_copy_only=False) if unscaled.null_count else unscaled.to_numpy()
-    validity = pa.array(np.asarray(unscaled.is_valid())).buffers()[1] if unscaled.null_count else None
-    return _as_decimal128(np.ascontiguousarray(values, dtype=np.int64), validity, unscaled.null_count, out)
-
-
 def decimal_average(sums: pa.Array, counts: pa.Array, out: pa.Decimal128Type) -> pa.Array:
     """Each `sums / counts` as `out`, exactly and rounded half away from zero (Spark's HALF_UP for
     avg over decimals); null where the count is 0 or the sum null. Int64 arithmetic where it fits,
@@ -110,9 +103,8 @@ def decimal_average(sums: pa.Array, counts: pa.Array, out: pa.Decimal128Type) ->
                 value = (total / count).quantize(quantum, rounding=decimal.ROUND_HALF_UP) if ok else None
                 results.append(value if value is None or abs(value) < limit else None)
         return pa.array(results, type=out)
-    values = np.where(valid, values, 0).astype(np.int64)
-    bitmap = pa.array(valid).buffers()[1] if not valid.all() else None
-    return _as_decimal128(values, bitmap, int((~valid).sum()), out)
+    return decimal_array(FixedPoint(np.where(valid, values, 0), out.scale, 0, None if valid.all() else valid),
+                         len(valid), out)
 
 
 def _round_down_scale(values: np.ndarray, digits: int) -> np.ndarray:

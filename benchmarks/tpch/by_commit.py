@@ -125,19 +125,23 @@ def main(argv: list[str] | None = None) -> None:
     timer = _TIMER.format(repo=str(REPO))
     for commit in args.commits:
         layout = _layout(commit)
-        subject = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %s", commit],
-                                 check=True, capture_output=True, text=True).stdout.strip()
+        subject = _subject(commit)
         result = subprocess.run([sys.executable, "-c", timer, str(layout), str(args.sf)],
                                 capture_output=True, text=True)
         line = result.stdout.strip().splitlines()[-1] if result.returncode == 0 else f"failed: {result.stderr[-300:]}"
         print(f"{subject[:90]}\n    {line}", flush=True)
 
 
+def _subject(commit: str) -> str:
+    """The commit's short hash and subject line."""
+    return subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %s", commit],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
 def _print_interleaved(commits: list[str], medians: dict[str, dict[int, float]]) -> None:
     base = medians[commits[0]]
     for commit in commits:
-        subject = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %s", commit],
-                                 check=True, capture_output=True, text=True).stdout.strip()
+        subject = _subject(commit)
         times = medians[commit]
         geomean = math.exp(sum(math.log(t) for t in times.values()) / len(times))
         moved = " ".join(f"q{n}={t:.3f}" + (f"({t / base[n]:.2f}x)" if commit != commits[0] else "")

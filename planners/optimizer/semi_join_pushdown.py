@@ -39,10 +39,11 @@ def _sink(node: LogicalPlan) -> LogicalPlan:
         target = getattr(child, side)
         if not left_refs <= {a.expr_id for a in target.output}:
             continue
-        filtered_rows = estimate(Join(target, node.right, node.how, node.condition)).rows
+        filtered = Join(target, node.right, node.how, node.condition)
+        filtered_rows = estimate(filtered).rows
         if filtered_rows < 0 or joined_rows < 0 or filtered_rows > joined_rows:
             return node
-        sunk = _sink(Join(target, node.right, node.how, node.condition))
+        sunk = _sink(filtered)
         if side == "left":
             return Join(sunk, child.right, child.how, child.condition)
         return Join(child.left, sunk, child.how, child.condition)

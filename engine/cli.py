@@ -1,0 +1,93 @@
+"""The `quiver` command line: one subcommand per job (today `calibrate`).
+
+`python -m quiver.engine.cli calibrate --quick` works without the console script installed.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Sequence
+
+DEFAULT_PROFILE_PATH = "cpu-calibrated.json"
+MAX_MEDIAN_ERROR = 0.30
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse `argv` (default: the process's arguments), run the subcommand, return its exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return args.run(args)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="quiver", description="Quiver: a PySpark-shaped dataflow engine on Arrow.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    cal = sub.add_parser(
+        "calibrate", help="time the CPU executor's operators on this machine and write a cost profile",
+        description="Time the CPU executor's operators (scan, filter, project, aggregate, hash join, sort, "
+                    "top-k, exchange) at several sizes on this machine, fit each operator's cost, and write "
+                    "a kind=cpu device profile that placement can load.")
+    cal.add_argument("--output", "-o", default=DEFAULT_PROFILE_PATH,
+                     help=f"where to write the profile JSON (default: {DEFAULT_PROFILE_PATH})")
+    cal.add_argument("--name", default="cpu-calibrated", help="the profile's name (default: cpu-calibrated)")
+    cal.add_argument("--quick", action="store_true",
+                     help="two small sizes and fewer repeats: seconds, for a smoke test, not for placement")
+    cal.add_argument("--repeats", type=int, default=None, help="timed runs per case (default: 5, or 2 with --quick)")
+    cal.add_argument("--check", action="store_true",
+                     help="then time held-out sizes (not used in fitting) and print the median relative error "
+                          f"per operator; exit status 1 if the overall median exceeds {MAX_MEDIAN_ERROR * 100:.0f}%%")
+    cal.set_defaults(run=_calibrate)
+    return parser
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from quiver.engine import calibrate as C
+
+    if args.repeats is not None and args.repeats < 1:
+        print(f"quiver calibrate: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
+        return 2
+    sizes, held_out = (C.QUICK_SIZES, C.QUICK_HELD_OUT_SIZES) if args.quick else (C.FIT_SIZES, C.HELD_OUT_SIZES)
+    repeats = args.repeats or (2 if args.quick else C.DEFAULT_REPEATS)
+    started = time.perf_counter()
+    print(f"calibrating the CPU executor at {_sizes(sizes)} rows, {repeats} repeats ...", flush=True)
+    profile = C.calibrate(args.output, sizes=sizes, repeats=repeats, name=args.name)
+    print(f"wrote {args.output} in {time.perf_counter() - started:.1f} s ({profile.source})")
+    print(_cost_table(profile))
+    if not args.check:
+        return 0
+    started = time.perf_counter()
+    print(f"\nchecking against held-out sizes {_sizes(held_out)} rows ...", flush=True)
+    report = C.evaluate_profile(profile, held_out, repeats=repeats)
+    print(_error_table(report))
+    print(f"(held-out check took {time.perf_counter() - started:.1f} s)")
+    return 0 if report["overall"] <= MAX_MEDIAN_ERROR else 1
+
+
+def _sizes(sizes: Sequence[int]) -> str:
+    return ", ".join(f"2^{int(math.log2(s))}" if s & (s - 1) == 0 else str(s) for s in sizes)
+
+
+def _cost_table(profile) -> str:
+    lines = [f"{'operator':<11} {'fixed us':>9} {'ns/row':>9} {'ns/byte':>9} {'ns/group':>9} {'ns/build row':>12}"]
+    for op, c in profile.operators.items():
+        lines.append(f"{op:<11} {c.fixed * 1e6:>9.1f} {c.per_row * 1e9:>9.3f} {c.per_byte * 1e9:>9.4f} "
+                     f"{c.per_group * 1e9:>9.2f} {c.per_build_row * 1e9:>12.3f}")
+    return "\n".join(lines)
+
+
+def _error_table(report: dict) -> str:
+    lines = [f"{'operator':<11} {'median relative error':>22}"]
+    for op, err in report["per_operator"].items():
+        lines.append(f"{op:<11} {err:>21.1%}")
+    lines.append(f"{'overall':<11} {report['overall']:>21.1%}")
+    lines.append("by size: " + ", ".join(f"{_sizes([n])} rows {e:.1%}" for n, e in report["per_size"].items()))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

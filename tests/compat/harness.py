@@ -17,6 +17,7 @@ import difflib
 import io
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
@@ -26,6 +27,8 @@ from typing import Any, Callable, Iterable, Sequence
 os.environ["TZ"] = "UTC"
 if hasattr(time, "tzset"):
     time.tzset()
+# PySpark runs Python UDFs in worker processes of this interpreter (the default, `python3`, may lack pyarrow).
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 SHUFFLE_PARTITIONS_DEFAULT = 4
 _CONF = {

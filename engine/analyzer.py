@@ -16,7 +16,7 @@ from quiver.engine import types as T
 from quiver.engine.errors import AnalysisException, UnresolvedColumnError, unknown_column
 from quiver.engine.expressions import (
     AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
-    In, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UNBOUNDED, UnresolvedColumn, UnresolvedStar,
+    In, Literal, Negate, Not, Or, PythonUDF, ScalarFunction, SortOrder, UNBOUNDED, UnresolvedColumn, UnresolvedStar,
     WindowExpression, WindowFunction, contains_aggregate, contains_window, new_expr_id, output_name,
     transform_expr, wider_type, wider_type_of,
 )
@@ -444,6 +444,10 @@ def _coerce_node(e: Expr) -> Expr:
                         _cast(e.else_value, t) if e.else_value is not None else None)
     if isinstance(e, ScalarFunction):
         return _coerce_function(e)
+    if isinstance(e, PythonUDF):
+        from quiver.engine.udf import check_udf_call
+
+        return check_udf_call(e)
     if isinstance(e, WindowFunction) and e.name in ("lag", "lead"):
         value, offset, default = e.args
         return WindowFunction(e.name, (value, offset, _cast(default, value.dtype)))

@@ -21,8 +21,14 @@ DEFAULTS: dict[str, str] = {
     "quiver.sql.join.broadcastByCostMaxBytes": "1g",
     "quiver.task.maxFailures": "4",
     "quiver.placement": "cost",
+    "quiver.devices": "cpu",
+    "quiver.profile.cpu": "cpu-generic",
+    "quiver.profile.gpu": "nvidia-h200",
+    "quiver.profile.npu": "ascend-910b",
     "quiver.sql.ansi.enabled": "true",
 }
+
+PLACEMENT_MODES = ("cost", "cpu", "gpu", "npu")
 
 _SIZE = re.compile(r"^\s*(-?\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -50,7 +56,23 @@ def parse_positive_int(key: str, value: Any) -> int:
     return n
 
 
+def parse_placement(key: str, value: Any) -> str:
+    mode = str(value).strip().lower()
+    if mode not in PLACEMENT_MODES:
+        raise ConfigurationError(f"{key} must be one of {', '.join(PLACEMENT_MODES)}, got {value!r}")
+    return mode
+
+
+def parse_device_list(key: str, value: Any) -> str:
+    from quiver.engine.devices import parse_devices
+
+    parse_devices(str(value))
+    return str(value)
+
+
 _VALIDATORS = {
+    "quiver.placement": parse_placement,
+    "quiver.devices": parse_device_list,
     "quiver.sql.shuffle.partitions": parse_positive_int,
     "quiver.sql.autoBroadcastJoinThreshold": parse_size,
     "quiver.sql.join.broadcastByCostMaxBytes": parse_size,

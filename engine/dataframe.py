@@ -629,7 +629,31 @@ class DataFrame:
         return DataFrameWriter(self)
 
     def hint(self, name: str, *parameters: Any) -> "DataFrame":
-        return self
+        """`hint("device", "gpu" | "npu" | "cpu")` pins the operator computing this DataFrame to that
+        kind of device; Spark's join hints (broadcast, merge, ...) are accepted and left to the planner."""
+        if str(name).lower() != "device":
+            return self
+        kinds = ("cpu", "gpu", "npu")
+        if len(parameters) != 1 or str(parameters[0]).lower() not in kinds:
+            raise ConfigurationError(
+                f"hint('device', ...) takes one device kind, one of {', '.join(kinds)}; got {parameters!r}")
+        return self._with(L.DeviceHint(self._plan, str(parameters[0]).lower()))
+
+    def mapInArrow(self, func: Any, schema: T.StructType | str, barrier: bool = False,
+                   profile: Any = None) -> "DataFrame":
+        """`func` turns each partition's iterator of pyarrow.RecordBatch into an iterator of batches with
+        the columns of `schema` (a StructType or DDL string). A resource profile asking tasks for a
+        "gpu" or "npu" pins the operator to that kind of device."""
+        from quiver.engine.udf import map_in_batches
+
+        return self._with(map_in_batches(self._plan, func, schema, "arrow", profile, barrier))
+
+    def mapInPandas(self, func: Any, schema: T.StructType | str, barrier: bool = False,
+                    profile: Any = None) -> "DataFrame":
+        """As mapInArrow, with each batch a pandas.DataFrame."""
+        from quiver.engine.udf import map_in_batches
+
+        return self._with(map_in_batches(self._plan, func, schema, "pandas", profile, barrier))
 
     def _repr_html_(self) -> str:
         from quiver.engine.display import html_table

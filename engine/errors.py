@@ -43,3 +43,9 @@ def unknown_column(name: str, available: Iterable[str], what: str = "column") ->
     return UnresolvedColumnError(
         f"{what} '{name}' does not exist.{hint}\nAvailable columns: {', '.join(available) or '(none)'}"
     )
+
+
+class PythonException(QuiverError):
+    """User Python code run by a task (a UDF, the function of mapInArrow / mapInPandas) raised, or
+    returned something the declared type or schema cannot hold; names the function, with the
+    original exception chained. PySpark's name for the same error."""

@@ -120,6 +120,13 @@ class QueryExecution:
         table = pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
         return table.rename_columns([a.name for a in output])
 
+    def placement_string(self) -> str:
+        """Per stage, the device of each operator with its estimated size and cost on every candidate."""
+        candidates = self.session.placement_candidates()
+        if len(candidates) == 1:
+            return f"every operator on {candidates[0].label} (quiver.devices = {self.session.conf.get('quiver.devices')})"
+        return "\n".join(self.session.place(s.id, s.root).describe() for s in self.stages.stages)
+
     def explain_string(self, mode: str = "extended") -> str:
         sections = []
         if mode in ("extended", "formatted", "all"):
@@ -128,6 +135,7 @@ class QueryExecution:
             sections.append("== Optimized Logical Plan ==" + rules + "\n" + self.optimized.tree_string())
         sections.append("== Physical Plan ==\n" + self.physical.tree_string())
         sections.append("== Stages ==\n" + self.stages.describe())
+        sections.append("== Placement ==\n" + self.placement_string())
         self._release()
         return "\n\n".join(sections) + "\n"
 

@@ -617,6 +617,40 @@ class ScalarFunction(Expr):
         return f"{self.name}({', '.join(args)})"
 
 
+@dataclass(frozen=True)
+class PythonUDF(Expr):
+    """A call of a user-defined function (`F.udf`, `F.pandas_udf`, `quiver.udf(..., engine="numba")`).
+
+    `function` is the `UserDefinedFunction` (engine/udf.py) holding the code and, for numba, its
+    compiled kernels; `kind` says how an executor calls it: once per row ("row"), once per batch on
+    pandas Series ("pandas", "pandas_iter"), or compiled over whole columns ("numba"). User code
+    runs in tasks only: constant folding never evaluates a UDF, and a nondeterministic one
+    (`asNondeterministic()`) is never moved by the optimizer.
+    """
+
+    name: str
+    function: Any
+    return_type: T.DataType
+    args: tuple[Expr, ...] = ()
+    kind: str = "row"
+    is_deterministic: bool = True
+
+    @property
+    def dtype(self) -> T.DataType:
+        return self.return_type
+
+    @property
+    def nullable(self) -> bool:
+        return True
+
+    @property
+    def deterministic(self) -> bool:
+        return self.is_deterministic and super().deterministic
+
+    def sql(self) -> str:
+        return f"{self.name}({', '.join(a.sql() for a in self.args)})"
+
+
 # Functions that can return null for non-null input (unparseable dates, log of a negative, ...).
 NULL_PRODUCING_FUNCTIONS = frozenset({
     "to_date", "to_timestamp", "unix_timestamp", "from_unixtime", "date_format", "nullif", "element_at",

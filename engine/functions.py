@@ -14,6 +14,7 @@ from quiver.engine.expressions import (
 )
 from quiver.engine.scalar_functions import *  # noqa: F401,F403 — the scalar half of the F namespace
 from quiver.engine import scalar_functions as _scalar
+from quiver.engine.udf import PandasUDFType, UserDefinedFunction, pandas_udf, udf  # noqa: F401 — F.udf, F.pandas_udf
 
 
 def col(name: str) -> Column:

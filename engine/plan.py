@@ -341,6 +341,47 @@ class Offset(LogicalPlan):
 
 
 @dataclass(frozen=True)
+class DeviceHint(LogicalPlan):
+    """`df.hint("device", "gpu")`: the operator that computes the child runs on that kind of device
+    when it can (placement says why where it cannot)."""
+
+    child: LogicalPlan
+    device: str
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output
+
+    def node_string(self) -> str:
+        return f"DeviceHint {self.device}"
+
+
+@dataclass(frozen=True)
+class MapInBatches(LogicalPlan):
+    """`df.mapInArrow(fn, schema)` / `df.mapInPandas(fn, schema)`: `function` turns each partition's
+    stream of batches (pyarrow.RecordBatch for kind "arrow", pandas.DataFrame for "pandas") into
+    batches with the columns `attributes`. Opaque to the optimizer: no filter, limit or projection
+    passes through it, and it reads every column of its child. `device` is the accelerator kind a
+    resource profile asked for ("gpu", "npu"), None for any."""
+
+    child: LogicalPlan
+    function: Any
+    kind: str
+    attributes: tuple[AttributeRef, ...]
+    device: str | None = None
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    def node_string(self) -> str:
+        name = getattr(self.function, "__name__", type(self.function).__name__)
+        op = "MapInArrow" if self.kind == "arrow" else "MapInPandas"
+        device = f" on {self.device}" if self.device else ""
+        return f"{op} {name} [{', '.join(a.display_name for a in self.attributes)}]{device}"
+
+
+@dataclass(frozen=True)
 class SubqueryAlias(LogicalPlan):
     """`df.alias("d")`: the child's columns become reachable as `d.<name>`."""
 

@@ -11,7 +11,7 @@ import itertools
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import pyarrow as pa
 
@@ -36,6 +36,8 @@ class StageMetrics:
     rows_written: int = 0
     bytes_written: int = 0
     attempts: int = 0
+    # Each device the stage's operators ran on ("cpu:0", "gpu:0 (emulated)").
+    devices: tuple[str, ...] = ("cpu:0",)
 
 
 @dataclass
@@ -48,12 +50,26 @@ class JobMetrics:
 class DAGScheduler:
     """Runs stage graphs on a runtime with one executor."""
 
-    def __init__(self, runtime, store: BlockStore, executor, max_failures: int = 4):
+    def __init__(self, runtime, store: BlockStore, executor, max_failures: int = 4,
+                 placer: Callable[[Stage, dict[int, tuple[int, int]]], dict[int, Any]] | None = None):
         self.runtime = runtime
         self.store = store
         self.executor = executor
         self.max_failures = max(1, max_failures)
+        # Given a stage and the rows and bytes its finished parents wrote, the executor of each
+        # operator (by node identity) placed off the default executor.
+        self.placer = placer
         self.last_job: JobMetrics | None = None
+
+    def _placement(self, stage: Stage, metrics: JobMetrics, stage_metrics: StageMetrics) -> dict[int, Any]:
+        if self.placer is None:
+            return {}
+        actual = {m.stage_id: (m.rows_written, m.bytes_written) for m in metrics.stages}
+        placed = self.placer(stage, actual)
+        if placed:
+            devices = {str(e.device) for e in placed.values()}
+            stage_metrics.devices = ("cpu:0", *sorted(devices))
+        return placed
 
     def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R]) -> list[R]:
         """Run every stage; returns `result_task(partition, batches)` for each result partition, in order."""
@@ -69,7 +85,8 @@ class DAGScheduler:
             result = graph.result
             stage_metrics = StageMetrics(result.id, result.num_partitions)
             t0 = time.perf_counter()
-            tasks = [self._task(result, p, job_id, stage_metrics,
+            placed = self._placement(result, metrics, stage_metrics)
+            tasks = [self._task(result, p, job_id, stage_metrics, placed,
                                 lambda ctx, p=p: result_task(p, self.executor.execute(result.root, p, ctx)))
                      for p in range(result.num_partitions)]
             out = self.runtime.run_all(tasks)
@@ -84,12 +101,13 @@ class DAGScheduler:
     def _run_map_stage(self, stage: Stage, job_id: int, namespace: str, metrics: JobMetrics) -> None:
         stage_metrics = StageMetrics(stage.id, stage.num_partitions)
         t0 = time.perf_counter()
+        placed = self._placement(stage, metrics, stage_metrics)
 
         def body(ctx: TaskContext, p: int) -> dict:
             return write_shuffle(self.store, namespace, stage.id, p, stage.output,
                                  self.executor.execute(stage.root, p, ctx))
 
-        tasks = [self._task(stage, p, job_id, stage_metrics, lambda ctx, p=p: body(ctx, p))
+        tasks = [self._task(stage, p, job_id, stage_metrics, placed, lambda ctx, p=p: body(ctx, p))
                  for p in range(stage.num_partitions)]
         for written in self.runtime.run_all(tasks):
             stage_metrics.rows_written += written["rows"]
@@ -107,11 +125,12 @@ class DAGScheduler:
                 self.store.drop(self.store.blocks_of(namespace, parent))
 
     def _task(self, stage: Stage, partition: int, job_id: int, stage_metrics: StageMetrics,
-              body: Callable[[TaskContext], R]) -> Callable[[], R]:
+              placed: dict[int, Any], body: Callable[[TaskContext], R]) -> Callable[[], R]:
         def run() -> R:
             last: BaseException | None = None
             for attempt in range(self.max_failures):
-                ctx = TaskContext(stage.id, partition, attempt, self.store, job_id)
+                ctx = TaskContext(stage.id, partition, attempt, self.store, job_id,
+                                  placement=placed, default_executor=self.executor)
                 stage_metrics.attempts += 1
                 try:
                     return body(ctx)

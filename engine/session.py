@@ -6,6 +6,7 @@ the scheduler, the temp views and the cache.
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from typing import Any, Iterable
@@ -22,7 +23,11 @@ from quiver.engine.local_data import to_arrow_table
 from quiver.engine.runtime.local import LocalRuntime, parse_local_master
 from quiver.engine.scheduler import DAGScheduler
 from quiver.engine.store import BlockStore
+from quiver.engine.devices import DeviceSet
 from quiver.executors.cpu import CpuExecutor
+from quiver.planners.placement import Candidate, StagePlacement, device_paths, place_stage
+
+log = logging.getLogger("quiver.placement")
 
 _lock = threading.RLock()
 
@@ -120,16 +125,55 @@ class Session:
             )
         self._runtime = LocalRuntime(threads)
         self._store = BlockStore()
-        self._scheduler = DAGScheduler(self._runtime, self._store, CpuExecutor(), self.conf.max_failures())
+        cpu = CpuExecutor()
+        self._devices = DeviceSet(cpu)
+        self._threads = threads
+        self._scheduler = DAGScheduler(self._runtime, self._store, cpu, self.conf.max_failures(), self._place)
+        self.last_placements: dict[int, StagePlacement] = {}
+        self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
         self._views: dict[str, L.LogicalPlan] = {}
         self._cache = CacheManager(self)
         self._stopped = False
+
+    # ---------------------------------------------------------- devices
+
+    def _profile_names(self) -> dict[str, str]:
+        return {kind: str(self.conf.get(f"quiver.profile.{kind}")) for kind in ("cpu", "gpu", "npu")}
+
+    def placement_candidates(self) -> list[Candidate]:
+        """The devices `quiver.devices` names (the CPU first), with their executors and cost profiles."""
+        return self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
+
+    def place(self, stage_id: int, root, actual_sizes: dict[int, tuple[int, int]] | None = None) -> StagePlacement:
+        """The device of every operator of one stage under `quiver.placement` (explain shows this)."""
+        return place_stage(stage_id, root, self.placement_candidates(), str(self.conf.get("quiver.placement")),
+                           actual_sizes, concurrent_tasks=self._threads)
+
+    def _place(self, stage, actual_sizes: dict[int, tuple[int, int]]) -> dict[int, object]:
+        """The scheduler's hook: executors for the operators of `stage` placed off the CPU, with the
+        finished stages' actual sizes in place of estimates."""
+        candidates = self.placement_candidates()
+        if len(candidates) == 1:
+            return {}
+        placement = self.place(stage.id, stage.root, actual_sizes)
+        self.last_placements[stage.id] = placement
+        log.info("%s", placement.describe())
+        by_label = {c.label: c.executor for c in candidates}
+        return {id(node): by_label[str(device)] for node, device in device_paths(stage.root, placement)
+                if device.kind != "cpu"}
 
     # ---------------------------------------------------------- life cycle
 
     @classmethod
     def getActiveSession(cls) -> "Session | None":
         return cls._active if cls._active is not None and not cls._active._stopped else None
+
+    @property
+    def udf(self) -> Any:
+        """`spark.udf`: register Python functions for SQL."""
+        from quiver.engine.udf import UDFRegistration
+
+        return UDFRegistration(self)
 
     @property
     def sparkContext(self) -> SparkContextShim:

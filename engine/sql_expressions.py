@@ -475,6 +475,11 @@ class ExpressionTranslator:
     def _anonymous(self, node: exp.Anonymous) -> Expr:
         name = node.name.lower()
         args = list(node.expressions)
+        from quiver.engine.udf import registered_udf
+
+        registered = registered_udf(name)
+        if registered is not None:  # spark.udf.register'ed functions come first, as Spark's temporary functions
+            return registered.call(tuple(self.translate(a) for a in args))
         if name in WINDOW_FUNCTIONS or name in UNSUPPORTED_WINDOW_FUNCTIONS:
             raise AnalysisException(f"window function {node.sql(dialect='spark')} requires an OVER clause, e.g. "
                                     f"{name}({'x' if args else ''}) OVER (PARTITION BY k ORDER BY x)")

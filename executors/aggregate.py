@@ -61,8 +61,9 @@ def aggregate_partition(
     key_attrs = [a for _, a in keys]
     nkeys = len(keys)
     if mode == "final":
-        result = _finish(_merge_states(_final_input(batches, keys), nkeys, calls), nkeys, calls)
-    elif mode == "complete":
+        yield from finish_states(_merge_states(_final_input(batches, keys), nkeys, calls), keys, calls).to_batches()
+        return
+    if mode == "complete":
         grouped = _group(_prepared_reader(batches, keys, calls), nkeys, _complete_steps(calls))
         result = _finish_complete(grouped, nkeys, calls)
     else:
@@ -72,6 +73,15 @@ def aggregate_partition(
     if not keys and result.num_rows == 0:
         result = _empty_global_row(calls)
     yield from _with_key_names(result, key_attrs, calls, partial=False).to_batches()
+
+
+def finish_states(states: pa.Table | None, keys: tuple, calls: tuple) -> pa.Table:
+    """Merged states (keys k0..., states s...) as the final aggregate's columns: one row per group,
+    or the one row of a global aggregate over nothing."""
+    result = _finish(states, len(keys), calls)
+    if not keys and result.num_rows == 0:
+        result = _empty_global_row(calls)
+    return _with_key_names(result, [a for _, a in keys], calls, partial=False)
 
 
 def _prepared_schema(keys: tuple, calls: tuple) -> pa.Schema:

@@ -34,13 +34,28 @@ class TaskContext:
     blocks: Any
     job_id: int
     metrics: dict = field(default_factory=dict)
+    # The executor of each operator node (by identity) placed off the default executor.
+    placement: dict[int, Any] = field(default_factory=dict)
+    default_executor: Any = None
+
+    def executor_for(self, plan: Any) -> Any:
+        """The executor that runs operator `plan` in this task."""
+        return self.placement.get(id(plan), self.default_executor)
 
 
 class Executor(Protocol):
-    """Runs a physical operator tree for one partition, streaming Arrow record batches."""
+    """Runs a physical operator tree for one partition, streaming Arrow record batches.
+
+    `capabilities` names the operators it runs; `unsupported(plan)` says, for one operator,
+    why it cannot run it here (an expression, a type, a join type) or None when it can. A
+    child placed on another executor is run through `ctx.executor_for(child)`.
+    """
 
     device: Device
     capabilities: frozenset[str]
+
+    def unsupported(self, plan: Any) -> str | None:
+        """None when this executor can run operator `plan`, else the reason it cannot."""
 
     def execute(self, plan: Any, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         """Yield the batches of partition `partition` of `plan`."""

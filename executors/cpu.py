@@ -36,7 +36,7 @@ TOPK_CHUNK_ROWS = 1 << 20
 CPU_OPERATORS = frozenset({
     "ScanExec", "LocalTableExec", "CachedExec", "RangeExec", "FilterExec", "ProjectExec",
     "HashAggregateExec", "HashJoinExec", "NestedLoopJoinExec", "SortExec", "TopKExec", "LimitExec", "OffsetExec",
-    "UnionExec", "ShuffleReadExec", "WindowExec", "CoalesceExec",
+    "UnionExec", "ShuffleReadExec", "WindowExec", "CoalesceExec", "MapInBatchesExec",
 })
 
 
@@ -46,7 +46,14 @@ class CpuExecutor:
     device = Device("cpu", 0)
     capabilities = CPU_OPERATORS
 
+    def unsupported(self, plan: P.PhysicalPlan) -> str | None:
+        name = type(plan).__name__
+        return None if name in self.capabilities or name == "KeyFilterExec" else f"the CPU executor has no {name}"
+
     def execute(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        placed = ctx.placement.get(id(plan)) if ctx.placement else None
+        if placed is not None and placed is not self:
+            return placed.execute(plan, partition, ctx)
         handler = getattr(self, f"_{type(plan).__name__}", None)
         if handler is None:
             raise NotImplementedError(f"the CPU executor cannot run {type(plan).__name__}")
@@ -159,6 +166,11 @@ class CpuExecutor:
                     yield pa.RecordBatch.from_arrays(batch.columns, names=names)
                 return
             partition -= child.num_partitions
+
+    def _MapInBatchesExec(self, plan: P.MapInBatchesExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        from quiver.executors.map_batches import map_partition
+
+        return map_partition(plan, self.execute(plan.child, partition, ctx))
 
     # ---------------------------------------------------------- blocking
 

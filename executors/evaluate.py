@@ -17,7 +17,7 @@ from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
 from quiver.engine.expressions import (
     Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In, IsNotNull,
-    IsNull, Literal, Negate, Not, Or, ScalarFunction,
+    IsNull, Literal, Negate, Not, Or, PythonUDF, ScalarFunction,
 )
 from quiver.executors.decimal_kernels import int64_decimal_arithmetic
 from quiver.executors.fixed_point import fixed_point_decimal
@@ -79,6 +79,10 @@ def evaluate(expr: Expr, batch: pa.RecordBatch, memo: dict | None = None) -> Val
         if kernel is None:
             raise QuiverError(f"function {expr.name} has no CPU kernel")
         return kernel([evaluate(a, batch) for a in expr.args], expr.dtype)
+    if isinstance(expr, PythonUDF):
+        from quiver.executors.python_udf import evaluate_python_udf
+
+        return evaluate_python_udf(expr, [evaluate_array(a, batch, memo) for a in expr.args], batch.num_rows)
     raise QuiverError(f"cannot evaluate {type(expr).__name__} ({expr.sql()}) on the CPU executor")
 
 

@@ -18,7 +18,7 @@ from quiver.engine.expressions import (
     conjoin, field_names, new_expr_id, split_conjuncts,
 )
 from quiver.engine import plan as L
-from quiver.planners.statistics import estimate
+from quiver.planners.statistics import estimate, row_width
 
 
 # ---------------------------------------------------------------- partitioning
@@ -74,7 +74,11 @@ Partitioning = HashPartitioning | RangePartitioning | RoundRobinPartitioning | S
 
 @dataclass(frozen=True, eq=False)
 class PhysicalPlan:
-    """Base of physical operators: output attributes and a partition count."""
+    """Base of physical operators: output attributes and a partition count.
+
+    A node may carry annotations outside its fields (the planner's size estimate, a device
+    pinned by a hint); rebuilding a node with new children keeps them.
+    """
 
     def children(self) -> tuple["PhysicalPlan", ...]:
         out: list[PhysicalPlan] = []
@@ -95,7 +99,13 @@ class PhysicalPlan:
                 changes[name] = next(it)
             elif isinstance(v, tuple) and v and all(isinstance(x, PhysicalPlan) for x in v):
                 changes[name] = tuple(next(it) for _ in v)
-        return replace(self, **changes) if changes else self
+        if not changes:
+            return self
+        rebuilt = replace(self, **changes)
+        for key in ANNOTATIONS:
+            if key in self.__dict__:
+                rebuilt.__dict__[key] = self.__dict__[key]
+        return rebuilt
 
     @property
     def output(self) -> tuple[AttributeRef, ...]:
@@ -118,6 +128,26 @@ class PhysicalPlan:
         yield self
         for c in self.children():
             yield from c.walk()
+
+
+ANNOTATIONS = ("_estimate", "_device_pin")
+
+
+def estimated_size(plan: PhysicalPlan) -> tuple[int, int] | None:
+    """(rows, bytes) this operator is expected to produce: the estimate of the logical plan it came
+    from, or for an operator the planner added (an exchange, a key filter) its input's; None if unknown."""
+    est = plan.__dict__.get("_estimate")
+    if est is not None and est[0] >= 0:
+        return est
+    kids = plan.children()
+    if not kids or isinstance(plan, (HashJoinExec, NestedLoopJoinExec, UnionExec)):
+        return None
+    return estimated_size(kids[0])
+
+
+def device_pin(plan: PhysicalPlan) -> str | None:
+    """The device kind a `df.hint("device", ...)` pinned this operator to, if any."""
+    return plan.__dict__.get("_device_pin")
 
 
 def transform_physical(plan: PhysicalPlan, fn: Callable[[PhysicalPlan], PhysicalPlan]) -> PhysicalPlan:
@@ -451,6 +481,26 @@ class UnionExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
+class MapInBatchesExec(PhysicalPlan):
+    """mapInArrow / mapInPandas: the user's function over each partition's stream of batches. The
+    device kind a resource profile asked for is its `_device_pin` annotation, as a hint's is."""
+
+    child: PhysicalPlan
+    function: Any
+    kind: str
+    attributes: tuple[AttributeRef, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    def node_string(self) -> str:
+        name = getattr(self.function, "__name__", type(self.function).__name__)
+        op = "MapInArrow" if self.kind == "arrow" else "MapInPandas"
+        return f"{op} {name} [{_cols(self.attributes)}]"
+
+
+@dataclass(frozen=True)
 class ExchangeExec(PhysicalPlan):
     """Repartition the child's output; stages are cut here."""
 
@@ -537,10 +587,26 @@ class _Planner:
         return ExchangeExec(child, partitioning)
 
     def plan(self, node: L.LogicalPlan) -> PhysicalPlan:
+        physical = self._plan_node(node)
+        if "_estimate" not in physical.__dict__:
+            e = estimate(node)
+            physical.__dict__["_estimate"] = (e.rows, e.size_bytes)
+        return physical
+
+    def _plan_node(self, node: L.LogicalPlan) -> PhysicalPlan:
         if isinstance(node, L.InMemoryRelation):
             return CachedExec(node.cache_key, node.attributes, node.partitions)
         if isinstance(node, L.SubqueryAlias):
             return self.plan(node.child)
+        if isinstance(node, L.DeviceHint):
+            pinned = self.plan(node.child)
+            pinned.__dict__["_device_pin"] = node.device
+            return pinned
+        if isinstance(node, L.MapInBatches):
+            mapped = MapInBatchesExec(self.plan(node.child), node.function, node.kind, node.attributes)
+            if node.device is not None:
+                mapped.__dict__["_device_pin"] = node.device
+            return mapped
         if isinstance(node, L.LocalRelation):
             parts = max(1, min(self.conf.default_parallelism, node.table.num_rows // 1024 + 1))
             return LocalTableExec(node.table, node.attributes, parts)
@@ -598,6 +664,11 @@ class _Planner:
             partitioning = SinglePartition()
         if decomposable:
             partial = HashAggregateExec(child, keys, call_list, "partial")
+            groups, child_size = estimate(node), estimated_size(child)
+            if groups.rows >= 0 and child_size is not None and child_size[0] >= 0:
+                # each task keeps one state row per group it saw: at most its input, at most every group
+                rows = min(child_size[0], groups.rows * max(1, child.num_partitions))
+                partial.__dict__["_estimate"] = (rows, rows * row_width(partial.output))
             exchanged = self._exchange(partial, partitioning)
             final_keys = tuple((a, a) for a in key_attrs)
             agg: PhysicalPlan = HashAggregateExec(exchanged, final_keys, call_list, "final")

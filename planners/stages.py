@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quiver.planners.physical import (
-    BroadcastPartitioning, ExchangeExec, PhysicalPlan, ShuffleReadExec,
+    BroadcastPartitioning, ExchangeExec, PhysicalPlan, ShuffleReadExec, estimated_size,
 )
 
 
@@ -69,6 +69,9 @@ def split_stages(plan: PhysicalPlan) -> StageGraph:
             new = ShuffleReadExec(stage.id, child_root.output,
                                   1 if broadcast else new.partitioning.num_partitions,
                                   child_root.num_partitions, broadcast)
+            size = estimated_size(child_root)
+            if size is not None:
+                new.__dict__["_estimate"] = size
         done[id(node)] = new
         return new
 

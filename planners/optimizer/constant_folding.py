@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from quiver.engine.expressions import (
-    Alias, And, AttributeRef, Expr, Literal, Or, SortOrder, transform_expr,
+    Alias, And, AttributeRef, Expr, Literal, Or, PythonUDF, SortOrder, transform_expr,
 )
 from quiver.engine.plan import LogicalPlan, transform_up
 
@@ -40,6 +40,8 @@ def _fold(e: Expr) -> Expr:
         return e
     if isinstance(e, (Literal, AttributeRef, Alias, SortOrder)) or not e.children():
         return e
+    if isinstance(e, PythonUDF):
+        return e  # user code runs in tasks only, never at planning time
     if not e.deterministic or not all(isinstance(c, Literal) for c in e.children()):
         return e
     from quiver.engine.expressions import AggregateFunction

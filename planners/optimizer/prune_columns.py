@@ -10,8 +10,8 @@ from dataclasses import replace
 
 from quiver.engine.expressions import AttributeRef
 from quiver.engine.plan import (
-    Aggregate, Filter, Join, Limit, LocalRelation, LogicalPlan, Offset, Project, RangeRelation, Sort,
-    Repartition, SourceScan, SubqueryAlias, Union, Window,
+    Aggregate, Filter, Join, Limit, LocalRelation, LogicalPlan, MapInBatches, Offset, Project, RangeRelation, Sort,
+    DeviceHint, Repartition, SourceScan, SubqueryAlias, Union, Window,
 )
 from quiver.planners.statistics import row_width
 
@@ -51,8 +51,11 @@ def _prune(node: LogicalPlan, needed: set[int]) -> LogicalPlan:
         return replace(node, child=_prune(node.child, needed | _refs(node.orders)))
     if isinstance(node, Repartition):
         return replace(node, child=_prune(node.child, needed | _refs(node.keys)))
-    if isinstance(node, (Limit, Offset, SubqueryAlias)):
+    if isinstance(node, (Limit, Offset, SubqueryAlias, DeviceHint)):
         return node.with_children((_prune(node.children()[0], needed),))
+    if isinstance(node, MapInBatches):
+        # The user's function may read any column of its input: all of them are kept.
+        return replace(node, child=_prune(node.child, {a.expr_id for a in node.child.output}))
     if isinstance(node, Join):
         cond = node.condition.references() if node.condition is not None else set()
         want = needed | cond

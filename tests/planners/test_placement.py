@@ -1,0 +1,152 @@
+"""Device placement: the decisions that matter, read from the placement and from explain().
+
+Sizes come from the planner's estimates, so `spark.range` stands in for tables of any size
+without materialising them (only plans are made here, nothing runs on a billion rows).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+
+import pytest
+
+from quiver import functions as F
+from quiver.engine.errors import ConfigurationError
+from quiver.planners.cost import load_profile
+
+
+@contextlib.contextmanager
+def settings(spark, **values):
+    keys = {k.replace("_", "."): v for k, v in values.items()}
+    previous = {k: spark.conf.get(k, None) for k in keys}
+    for k, v in keys.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in previous.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+def gpu(spark, placement="cost", **extra):
+    return settings(spark, quiver_devices="cpu,gpu:emulated", quiver_placement=placement, **extra)
+
+
+def placements(spark, df):
+    """{operator name: set of device kinds} over every stage of `df`'s plan."""
+    qe = df._execution()
+    out: dict[str, set[str]] = {}
+    for stage in qe.stages.stages:
+        for op in spark.place(stage.id, stage.root).operators:
+            out.setdefault(op.operator, set()).add(op.device.kind)
+    return out
+
+
+def big_join(spark, rows: int):
+    left = spark.range(0, rows).withColumn("k", F.col("id") % (rows // 2)).withColumn("v", F.col("id") * 2)
+    right = spark.range(0, rows).withColumnRenamed("id", "k2").withColumn("w", F.col("k2") + 1)
+    return left.join(right, left.k == right.k2).groupBy("k").agg(F.sum("v").alias("s"), F.count("*").alias("n"))
+
+
+def test_tiny_inputs_stay_on_the_cpu(spark):
+    df = spark.range(0, 1000).filter(F.col("id") > 10).groupBy((F.col("id") % 7).alias("g")).agg(F.sum("id"))
+    with gpu(spark):
+        kinds = placements(spark, df)
+    assert all(k == {"cpu"} for k in kinds.values()), kinds
+
+
+def test_transfer_bound_filter_over_host_data_stays_on_the_cpu(spark):
+    df = spark.range(0, 200_000_000).filter(F.col("id") % 3 == 0)
+    with gpu(spark):
+        kinds = placements(spark, df)
+    assert kinds["Filter"] == {"cpu"}
+
+
+def test_large_join_and_high_cardinality_aggregate_go_to_the_gpu(spark):
+    df = big_join(spark, 2_000_000_000)
+    with gpu(spark):
+        kinds = placements(spark, df)
+        text = df._execution().placement_string()
+    joins = [name for name in kinds if name.startswith("HashJoin")]
+    assert joins and all(kinds[j] == {"gpu"} for j in joins), kinds
+    assert kinds["HashAggregate(partial)"] == {"gpu"}, kinds
+    assert "gpu:0 (emulated)" in text
+
+
+def test_a_working_set_over_device_memory_does_not_go_there(spark, tmp_path):
+    small = json.loads(load_profile("nvidia-h200").to_json())
+    small["name"] = "tiny-gpu"
+    small["memory_bytes"] = 64 << 20
+    path = tmp_path / "tiny-gpu.json"
+    path.write_text(json.dumps(small))
+    df = big_join(spark, 2_000_000_000)
+    with gpu(spark, quiver_profile_gpu=str(path)):
+        kinds = placements(spark, df)
+        text = df._execution().placement_string()
+    assert all(k == {"cpu"} for n, k in kinds.items() if n.startswith(("HashJoin", "HashAggregate"))), kinds
+    assert "working set" in text
+
+
+def test_forced_placement_puts_every_supported_operator_on_the_device(spark):
+    df = spark.range(0, 1000).filter(F.col("id") > 10).groupBy((F.col("id") % 7).alias("g")).agg(F.sum("id"))
+    with gpu(spark, placement="gpu"):
+        kinds = placements(spark, df)
+    assert kinds["Filter"] == {"gpu"}
+    assert kinds["HashAggregate(partial)"] == {"gpu"}
+    assert kinds["Range"] == {"cpu"}  # host data is read on the host
+    with gpu(spark, placement="cpu"):
+        kinds = placements(spark, df)
+    assert all(k == {"cpu"} for k in kinds.values())
+
+
+def test_explain_shows_device_size_and_cost_per_candidate(spark, capsys):
+    df = big_join(spark, 2_000_000_000)
+    with gpu(spark):
+        df.explain()
+    out = capsys.readouterr().out
+    placement = out.split("== Placement ==")[1]
+    line = next(ln for ln in placement.splitlines() if "HashAggregate(partial)" in ln)
+    assert " on gpu:0 (emulated)" in line
+    assert "rows≈" in line and "bytes≈" in line
+    assert "cpu:0 " in line.split("cost:")[1] and "gpu:0 (emulated) " in line.split("cost:")[1]
+
+
+def test_unsupported_operators_explain_why(spark):
+    df = spark.range(0, 2_000_000_000).groupBy((F.col("id") % 1000).alias("g")).agg(F.countDistinct("id"))
+    with gpu(spark, placement="gpu"):
+        text = df._execution().placement_string()
+    assert "has no device kernel" in text
+
+
+def test_device_list_errors_name_the_entry(spark):
+    with pytest.raises(ConfigurationError, match="'tpu'"):
+        spark.conf.set("quiver.devices", "cpu,tpu")
+    with pytest.raises(ConfigurationError, match="cost, cpu, gpu, npu"):
+        spark.conf.set("quiver.placement", "fastest")
+
+
+def test_a_real_gpu_without_cuda_says_to_use_the_emulated_one(spark):
+    with settings(spark, quiver_devices="cpu,gpu"):
+        with pytest.raises(ConfigurationError, match="gpu:emulated"):
+            spark.range(0, 10).collect()
+
+
+def test_a_device_hint_pins_the_operator(spark):
+    base = spark.range(0, 1000).filter(F.col("id") > 10)
+    pinned = base.hint("device", "gpu").groupBy((F.col("id") % 7).alias("g")).agg(F.sum("id"))
+    with gpu(spark):
+        kinds = placements(spark, pinned)
+        text = pinned._execution().placement_string()
+    assert kinds["Filter"] == {"gpu"}, kinds
+    assert kinds["HashAggregate(partial)"] == {"cpu"}, kinds  # tiny, and not pinned
+    assert "pinned to gpu by a hint" in text
+    with gpu(spark):
+        assert sorted(pinned.collect()) == sorted(base.groupBy((F.col("id") % 7).alias("g")).agg(F.sum("id")).collect())
+
+
+def test_a_device_hint_names_the_valid_kinds(spark):
+    with pytest.raises(ConfigurationError, match="cpu, gpu, npu"):
+        spark.range(3).hint("device", "tpu")

@@ -2,23 +2,30 @@
 
 Map stages write shuffle blocks; the result stage hands each partition's batches to the
 action. A failing task is retried up to `maxFailures` times; an error that persists is
-raised naming the stage, task and partition, with the original exception chained. Shuffle
-blocks are freed as soon as every stage that reads them has finished.
+raised naming the stage, task and partition, with the original exception chained. A task
+whose device operators meet data the device cannot hold (`DeviceFallback`) reruns at once
+with every operator on the CPU, without counting as a failure. Shuffle blocks are freed as
+soon as every stage that reads them has finished.
+
+A rerun cannot duplicate output: a map task's blocks are put in the store only after its
+batches are all computed (`write_shuffle`), a result task's value is only what its last
+attempt returns, and a file sink keeps only the files of the attempt that reported them.
 """
 from __future__ import annotations
 
 import itertools
 import logging
+import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
-
 from quiver.engine.errors import AnalysisException, TaskFailedError
 from quiver.engine.shuffle import finish_range_exchange, write_shuffle
 from quiver.engine.store import BlockId, BlockStore
-from quiver.executors.base import TaskContext
+from quiver.executors.base import DeviceFallback, TaskContext
 from quiver.planners.physical import RangePartitioning
 from quiver.planners.stages import Stage, StageGraph
 
@@ -38,6 +45,8 @@ class StageMetrics:
     attempts: int = 0
     # Each device the stage's operators ran on ("cpu:0", "gpu:0 (emulated)").
     devices: tuple[str, ...] = ("cpu:0",)
+    # Tasks that met data their device could not hold and reran on the CPU.
+    fallbacks: int = 0
 
 
 @dataclass
@@ -60,6 +69,7 @@ class DAGScheduler:
         # operator (by node identity) placed off the default executor.
         self.placer = placer
         self.last_job: JobMetrics | None = None
+        self._metrics_lock = threading.Lock()
 
     def _placement(self, stage: Stage, metrics: JobMetrics, stage_metrics: StageMetrics) -> dict[int, Any]:
         if self.placer is None:
@@ -128,18 +138,32 @@ class DAGScheduler:
               placed: dict[int, Any], body: Callable[[TaskContext], R]) -> Callable[[], R]:
         def run() -> R:
             last: BaseException | None = None
-            for attempt in range(self.max_failures):
+            placement = placed
+            failures = attempt = 0
+            while failures < self.max_failures:
                 ctx = TaskContext(stage.id, partition, attempt, self.store, job_id,
-                                  placement=placed, default_executor=self.executor)
-                stage_metrics.attempts += 1
+                                  placement=placement, default_executor=self.executor)
+                attempt += 1
+                with self._metrics_lock:
+                    stage_metrics.attempts += 1
                 try:
                     return body(ctx)
                 except AnalysisException:
                     raise
+                except DeviceFallback as exc:
+                    if not placement:
+                        raise TaskFailedError(
+                            f"Task {partition} in stage {stage.id} (partition {partition}) met data no executor "
+                            f"can hold, with every operator on the CPU: {exc}", stage.id, partition, attempt) from exc
+                    log.warning("task %s of stage %s falls back to the CPU: %s", partition, stage.id, exc)
+                    placement = {}
+                    with self._metrics_lock:
+                        stage_metrics.fallbacks += 1
                 except Exception as exc:  # noqa: BLE001 — any task failure is retried, as in Spark
                     last = exc
+                    failures += 1
                     log.warning("task %s of stage %s failed (attempt %s/%s): %s",
-                                partition, stage.id, attempt + 1, self.max_failures, exc)
+                                partition, stage.id, failures, self.max_failures, exc)
             raise TaskFailedError(
                 f"Task {partition} in stage {stage.id} (partition {partition}) failed {self.max_failures} "
                 f"times; most recent failure: {type(last).__name__}: {last}",
@@ -149,4 +173,4 @@ class DAGScheduler:
         return run
 
 
-__all__ = ["DAGScheduler", "JobMetrics", "StageMetrics", "BlockId"]
+__all__ = ["BlockId", "DAGScheduler", "JobMetrics", "StageMetrics"]

@@ -20,6 +20,7 @@ from quiver.executors.base import Device, TaskContext
 from quiver.executors.kernels import (
     DeviceBatch,
     DeviceColumn,
+    device_type_supported,
     evaluate,
     filter_batch,
     group_by,
@@ -27,11 +28,12 @@ from quiver.executors.kernels import (
     segment_reduce,
     sort_indices,
     take_batch,
+    to_arrow,
+    to_device,
     top_k_indices,
     unsupported_reason,
 )
 from quiver.executors.kernels.concat import concat_batches
-from quiver.executors.kernels.edges import layout_supported, to_arrow, to_device
 from quiver.planners import physical as P
 
 ARRAY_OPERATORS = frozenset({"FilterExec", "ProjectExec", "HashAggregateExec", "HashJoinExec", "SortExec", "TopKExec"})
@@ -39,7 +41,6 @@ DEVICE_AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
 # Join types the device runs with the streamed side as the left input of `join_indices`.
 _PROBE_LEFT = {"inner": "inner", "left": "left", "left_semi": "left_semi", "left_anti": "left_anti"}
 _PROBE_RIGHT = {"inner": "inner", "right": "left"}
-_INT64_MAX = 2**63 - 1
 
 
 class ArrayExecutor:
@@ -59,11 +60,11 @@ class ArrayExecutor:
         if name not in self.capabilities:
             return f"{name.removesuffix('Exec')} has no device kernel"
         for attr in plan.output:
-            if not layout_supported(attr.dtype.to_arrow()):
+            if not device_type_supported(attr.dtype.to_arrow()):
                 return f"column {attr.name} of type {attr.dtype.simpleString()} has no device layout"
         for child in plan.children():
             for attr in child.output:
-                if not layout_supported(attr.dtype.to_arrow()):
+                if not device_type_supported(attr.dtype.to_arrow()):
                     return f"input column {attr.name} of type {attr.dtype.simpleString()} has no device layout"
         return _expressions_unsupported(plan)
 
@@ -78,8 +79,9 @@ class ArrayExecutor:
     def device_batches(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
         """`plan`'s output on this device: computed here when placed here, else moved here from the host."""
         if ctx.executor_for(plan) is not self:
+            names = {a.internal_name: a.name for a in plan.output}
             for batch in ctx.executor_for(plan).execute(plan, partition, ctx):
-                yield to_device(batch, self.xp)
+                yield to_device(batch, self.xp, labels=[names.get(n, n) for n in batch.schema.names])
             return
         handler = getattr(self, f"_{type(plan).__name__}", None)
         if handler is None:
@@ -243,9 +245,6 @@ def _expressions_unsupported(plan: P.PhysicalPlan) -> str | None:
             f = call.function
             if f.name not in DEVICE_AGGREGATES or f.distinct or len(f.args) > 1:
                 return f"aggregate {f.sql()} has no device kernel"
-            if f.name in ("sum", "avg") and f.args and isinstance(f.args[0].dtype, T.DecimalType) \
-                    and f.args[0].dtype.precision > 18:
-                return f"{f.sql()} sums a decimal wider than 18 digits"
             if f.name in ("min", "max") and f.args and isinstance(f.args[0].dtype, T.StringType):
                 return f"{f.sql()} orders strings, which the device keeps as codes"
             exprs.extend(f.args)
@@ -272,16 +271,18 @@ def _tracks_nan(call) -> bool:
 
 
 def _typed_sum(column: DeviceColumn, ids, n: int, xp: Any) -> DeviceColumn:
-    """A segment sum typed as the CPU's state: int64, float64, or decimal128(38, s) (int64 unscaled on the device)."""
+    """A segment sum typed as the CPU's state: int64, float64, or decimal128(38, s) (int64 unscaled on the device).
+
+    A decimal sum that may leave int64 raises DeviceFallback from the kernel, and the task reruns on the CPU.
+    Decimals are summed as the state type, so that no partial sum is nulled for leaving a narrower sum's
+    precision (the CPU checks that once, finishing the aggregate).
+    """
     t = column.arrow_type
-    if pa.types.is_decimal(t) and column.values.shape[0]:
-        largest = int(xp.max(xp.abs(column.values)))
-        if largest * column.values.shape[0] > _INT64_MAX:
-            raise QuiverError(f"a sum of {column.values.shape[0]} {t} values up to {largest} unscaled may leave 64 bits "
-                              "on the device; run this query with quiver.placement=cpu")
-    total = segment_reduce(column, ids, n, "sum", xp)
     if pa.types.is_decimal(t):
-        return DeviceColumn(total.values, total.valid, pa.decimal128(38, t.scale))
+        state = pa.decimal128(38, t.scale)
+        total = segment_reduce(DeviceColumn(column.values, column.valid, state), ids, n, "sum", xp)
+        return DeviceColumn(total.values, total.valid, state)
+    total = segment_reduce(column, ids, n, "sum", xp)
     if pa.types.is_floating(t):
         return DeviceColumn(xp.astype(total.values, xp.float64), total.valid, pa.float64())
     return DeviceColumn(xp.astype(total.values, xp.int64), total.valid, pa.int64())

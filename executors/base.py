@@ -5,10 +5,21 @@ operators without knowing devices by name. The CPU executor is always present.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 import pyarrow as pa
+from quiver.engine.errors import QuiverError
+
+
+class DeviceFallback(QuiverError):
+    """An operator placed on a device met data the device cannot hold; the task reruns on the CPU.
+
+    Placement decides from types before any data moves, so a value only the data reveals (a
+    decimal beyond 64 bits, a sum that may leave them) is raised as this instead of a wrong
+    answer, and the scheduler reruns the task with every operator on the CPU.
+    """
 
 
 @dataclass(frozen=True)

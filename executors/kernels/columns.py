@@ -4,9 +4,15 @@ A kernel sees a `DeviceColumn`: one 1-D array of values in the column's storage 
 validity array and, for strings, a host-side dictionary the values index. Everything that reads
 Arrow buffers or builds host tables for the kernels lives here, so the kernels themselves use the
 array API alone and run unchanged on numpy, CuPy or torch.
+
+Decimals of every precision travel as int64 unscaled values. Up to precision 18 every value fits;
+wider ones (Spark widens a decimal(15,2) sum to decimal(25,2), a product of two to decimal(31,4))
+nearly always do, so a column is moved while its values fit and raises `DeviceFallback` when one
+does not: the task then reruns on the CPU, which computes in 128 bits.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,13 +20,16 @@ import array_api_compat
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from quiver.executors.base import DeviceFallback
 
 _NUMERIC_STORAGE = {
     pa.int8(): "int8", pa.int16(): "int16", pa.int32(): "int32", pa.int64(): "int64",
     pa.uint8(): "uint8", pa.uint16(): "uint16", pa.uint32(): "uint32", pa.uint64(): "uint64",
     pa.float32(): "float32", pa.float64(): "float64",
 }
-DECIMAL_DEVICE_PRECISION = 18
+# Every decimal up to this precision fits int64; wider ones are checked as they move to the device.
+DECIMAL_INT64_PRECISION = 18
+INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -71,7 +80,7 @@ def device_type_supported(t: pa.DataType) -> bool:
         return True
     if pa.types.is_timestamp(t):
         return t.unit == "us"
-    return pa.types.is_decimal128(t) and t.precision <= DECIMAL_DEVICE_PRECISION
+    return pa.types.is_decimal128(t)
 
 
 def storage_dtype(t: pa.DataType, xp: Any) -> Any:
@@ -98,8 +107,9 @@ def _move(host: np.ndarray, xp: Any, device: Any) -> Any:
     return xp.asarray(host) if device is None else xp.asarray(host, device=device)
 
 
-def column_to_device(arr: pa.Array | pa.ChunkedArray, xp: Any, device: Any = None) -> DeviceColumn:
-    """One Arrow array as a device column; TypeError when its type has no device representation."""
+def column_to_device(arr: pa.Array | pa.ChunkedArray, xp: Any, device: Any = None, name: str | None = None) -> DeviceColumn:
+    """One Arrow array as a device column; TypeError when its type has no device representation,
+    DeviceFallback (naming column `name`) when a decimal holds a value beyond 64 bits."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     t = arr.type
@@ -112,7 +122,7 @@ def column_to_device(arr: pa.Array | pa.ChunkedArray, xp: Any, device: Any = Non
         arr = encoded.indices.cast(pa.int32())
     valid = np.asarray(arr.is_valid()) if arr.null_count else None
     if pa.types.is_decimal(t):
-        values = _unscaled(arr, valid)
+        values = _unscaled(arr, valid, name)
     else:
         storage = arr.view(pa.int32()) if pa.types.is_date32(t) else arr.view(pa.int64()) if pa.types.is_timestamp(t) else arr
         filler = False if pa.types.is_boolean(t) else 0
@@ -130,13 +140,26 @@ def _dictionary_encoded(arr: pa.Array) -> pa.DictionaryArray:
     return pc.dictionary_encode(arr)
 
 
-def _unscaled(arr: pa.Array, valid: np.ndarray | None) -> np.ndarray:
-    """The unscaled int64 values of a decimal128 array of precision <= 18: the low word of each slot
-    (its two's complement value, since the high word only repeats the sign); nulls read as 0."""
+def _unscaled(arr: pa.Array, valid: np.ndarray | None, name: str | None) -> np.ndarray:
+    """The unscaled int64 values of a decimal128 array: the low word of each slot; nulls read as 0.
+
+    Above precision 18 each valid slot's high word must be the sign extension of its low word (the
+    value fits 64 bits), else DeviceFallback names the column and the first value that does not.
+    """
     if len(arr) == 0:
         return np.zeros(0, np.int64)
     words = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=2 * (arr.offset + len(arr)))
     low = words[2 * arr.offset::2]
+    if arr.type.precision > DECIMAL_INT64_PRECISION:
+        beyond = words[2 * arr.offset + 1::2] != (low >> 63)
+        if valid is not None:
+            beyond &= valid
+        if beyond.any():
+            row = int(np.argmax(beyond))
+            column = f"column {name!r}" if name is not None else "a column"
+            raise DeviceFallback(
+                f"{column} of type {arr.type} holds {arr[row].as_py()} (row {row}), beyond the 64 bits a "
+                f"device holds a decimal in ({int(beyond.sum())} of its {len(arr)} values do not fit)")
     return np.where(valid, low, 0) if valid is not None else np.ascontiguousarray(low)
 
 
@@ -167,16 +190,18 @@ def column_to_arrow(col: DeviceColumn) -> pa.Array:
     return pa.array(values, t, mask=mask)
 
 
-def to_device(batch: pa.RecordBatch, xp: Any, device: Any = None) -> DeviceBatch:
-    """Move a record batch onto the device of namespace `xp`; TypeError names a column without a device type."""
+def to_device(batch: pa.RecordBatch, xp: Any, device: Any = None, labels: Sequence[str] | None = None) -> DeviceBatch:
+    """Move a record batch onto the device of namespace `xp`; TypeError names a column without a device type,
+    DeviceFallback one holding a decimal beyond 64 bits (by its `labels` entry: the user's name of the column)."""
     columns = []
-    for name, arr in zip(batch.schema.names, batch.columns):
+    for i, (name, arr) in enumerate(zip(batch.schema.names, batch.columns)):
+        label = labels[i] if labels is not None else name
         if not device_type_supported(arr.type):
             raise TypeError(
-                f"column {name!r} has type {arr.type}, which has no device representation; devices hold "
-                "integers, float32/64, bool, date32, timestamp[us], decimal128 up to precision 18 and strings"
+                f"column {label!r} has type {arr.type}, which has no device representation; devices hold "
+                "integers, float32/64, bool, date32, timestamp[us], decimal128 and strings"
             )
-        columns.append(column_to_device(arr, xp, device))
+        columns.append(column_to_device(arr, xp, device, label))
     return DeviceBatch(tuple(batch.schema.names), tuple(columns), batch.num_rows)
 
 
@@ -242,6 +267,18 @@ def dictionary_ranks(dictionary: pa.Array) -> pa.Array:
     if len(dictionary) == 0:
         return pa.array([], pa.int64())
     return pc.subtract(pc.rank(dictionary, sort_keys="ascending"), 1).cast(pa.int64())
+
+
+def largest_magnitude(values: Any, valid: Any | None, xp: Any) -> int:
+    """max |v| over the valid slots of int64 `values`, as a Python int (0 when there are none).
+
+    From the max and the min, since abs(-2**63) wraps back to itself in int64.
+    """
+    if int(values.shape[0]) == 0:
+        return 0
+    if valid is not None:
+        values = xp.where(valid, values, xp.zeros_like(values))
+    return max(int(xp.max(values)), -int(xp.min(values)))
 
 
 def storage_scalar(value: Any, t: pa.DataType) -> Any:

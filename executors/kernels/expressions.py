@@ -4,9 +4,14 @@
 kernels, so the planner can keep the operator on the CPU and print why; `evaluate` runs a supported
 tree over a `DeviceBatch` with array-API calls only. Results carry the expression's Arrow type
 (`expr.dtype.to_arrow()`), and a literal is broadcast to the batch's length.
+
+Decimals compute on int64 unscaled values. Where the types cannot prove an exact result fits 64
+bits (a result wider than 18 digits), the operands' largest values must, or evaluation raises
+`DeviceFallback` and the task reruns on the CPU: a device answer is Spark's answer or none.
 """
 from __future__ import annotations
 
+import decimal
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -35,12 +40,15 @@ from quiver.engine.expressions import (
     Or,
     ScalarFunction,
 )
+from quiver.executors.base import DeviceFallback
 from quiver.executors.kernels.columns import (
-    DECIMAL_DEVICE_PRECISION,
+    DECIMAL_INT64_PRECISION,
+    INT64_MAX,
     DeviceBatch,
     DeviceColumn,
     device_type_supported,
     gather_from_host,
+    largest_magnitude,
     storage_dtype,
     storage_scalar,
     unify_dictionaries,
@@ -89,11 +97,22 @@ def _type_reason(dtype: T.DataType, expr: Expr) -> str | None:
         arrow = None
     if arrow is not None and device_type_supported(arrow):
         return None
-    limit = f" (decimals up to precision {DECIMAL_DEVICE_PRECISION} only)" if isinstance(dtype, T.DecimalType) else ""
-    return f"{expr.sql()} is {dtype.simpleString()}, which has no device representation{limit}"
+    return f"{expr.sql()} is {dtype.simpleString()}, which has no device representation"
 
 
 def _no_check(expr: Expr) -> str | None:
+    return None
+
+
+def _literal_reason(expr: Literal) -> str | None:
+    t = expr.data_type
+    if not isinstance(t, T.DecimalType) or expr.value is None:
+        return None
+    with decimal.localcontext() as context:
+        context.prec = 80
+        unscaled = int(decimal.Decimal(expr.value).scaleb(t.scale))
+    if abs(unscaled) > INT64_MAX:
+        return f"decimal literal {expr.sql()} needs more than the 64 bits a device holds a decimal in"
     return None
 
 
@@ -109,9 +128,6 @@ def _arithmetic_reason(expr: BinaryArithmetic) -> str | None:
             return "decimal remainder has no device kernel"
         if not (isinstance(lt, T.DecimalType) and isinstance(rt, T.DecimalType)):
             return f"arithmetic mixing {lt.simpleString()} and {rt.simpleString()} needs the analyzer's casts"
-        out = expr.dtype
-        if out.precision > DECIMAL_DEVICE_PRECISION:
-            return f"decimal arithmetic with result {out.simpleString()} needs more than {DECIMAL_DEVICE_PRECISION} digits"
     return None
 
 
@@ -189,7 +205,7 @@ def _case_when_reason(expr: CaseWhen) -> str | None:
 
 
 _CHECKS = {
-    AttributeRef: _no_check, Literal: _no_check, Alias: _no_check, IsNull: _no_check, IsNotNull: _no_check,
+    AttributeRef: _no_check, Literal: _literal_reason, Alias: _no_check, IsNull: _no_check, IsNotNull: _no_check,
     BinaryArithmetic: _arithmetic_reason, Negate: _negate_reason, Comparison: _comparison_reason,
     And: _boolean_operands_reason, Or: _boolean_operands_reason, Not: _boolean_operands_reason,
     In: _in_reason, Cast: _cast_reason, CaseWhen: _case_when_reason,
@@ -229,8 +245,7 @@ def _eval(expr: Expr, ctx: _Context) -> DeviceColumn:
     if isinstance(expr, BinaryArithmetic):
         return _arithmetic(expr, ctx)
     if isinstance(expr, Negate):
-        child = _eval(expr.child, ctx)
-        return DeviceColumn(-child.values, child.valid, expr.dtype.to_arrow())
+        return _negate(expr, ctx)
     if isinstance(expr, Comparison):
         return _compare(expr.op, _eval(expr.left, ctx), _eval(expr.right, ctx), ctx.xp)
     if isinstance(expr, And):
@@ -300,8 +315,7 @@ def _arithmetic(expr: BinaryArithmetic, ctx: _Context) -> DeviceColumn:
     t = out.to_arrow()
     ok = None
     if isinstance(out, T.DecimalType):
-        values, ok = _decimal_arithmetic(expr.op, left.values, expr.left.dtype.scale,
-                                         right.values, expr.right.dtype.scale, out, xp)
+        values, ok = _decimal_arithmetic(expr, left, right, xp)
     else:
         dtype = storage_dtype(t, xp)
         a, b = xp.astype(left.values, dtype, copy=False), xp.astype(right.values, dtype, copy=False)
@@ -318,6 +332,16 @@ def _arithmetic(expr: BinaryArithmetic, ctx: _Context) -> DeviceColumn:
         else:
             values, ok = _remainder(a, b, xp)
     return DeviceColumn(values, _both_valid(_both_valid(left.valid, right.valid), ok), t)
+
+
+def _negate(expr: Negate, ctx: _Context) -> DeviceColumn:
+    """-x; a decimal wider than 18 digits holding -2**63 unscaled has no int64 negation (a long wraps, as in Java)."""
+    child = _eval(expr.child, ctx)
+    t = expr.dtype
+    if isinstance(t, T.DecimalType) and t.precision > DECIMAL_INT64_PRECISION \
+            and largest_magnitude(child.values, child.valid, ctx.xp) > INT64_MAX:
+        raise DeviceFallback(f"{expr.sql()} negates -2**63 unscaled, whose negation leaves the 64 bits of a device decimal")
+    return DeviceColumn(-child.values, child.valid, t.to_arrow())
 
 
 def _remainder(a: Any, b: Any, xp: Any) -> tuple[Any, Any]:
@@ -338,37 +362,92 @@ def _remainder(a: Any, b: Any, xp: Any) -> tuple[Any, Any]:
     return xp.where(zero, xp.zeros_like(r), r), ~zero
 
 
-def _decimal_arithmetic(op: str, a: Any, a_scale: int, b: Any, b_scale: int, out: T.DecimalType,
-                        xp: Any) -> tuple[Any, Any]:
-    """Decimal +, -, * on unscaled int64 values, exact, then rounded HALF_UP to `out`'s scale.
+def _decimal_bound(t: T.DecimalType) -> int:
+    """The largest |unscaled value| a device column of decimal type `t` can hold."""
+    return 10**t.precision - 1 if t.precision <= DECIMAL_INT64_PRECISION else INT64_MAX + 1
 
-    Exact in int64 because `unsupported_reason` admits only results of precision <= 18, whose
-    operands and exact result stay below 10**18.
+
+def _decimal_arithmetic(expr: BinaryArithmetic, left: DeviceColumn, right: DeviceColumn, xp: Any) -> tuple[Any, Any]:
+    """Decimal +, -, * on unscaled int64 values, exact, then rounded HALF_UP to the result's scale.
+
+    The exact result is bounded by the operands' types when that bound fits int64 (always for a
+    result of precision <= 18), else by their largest valid values, from two reductions each; when
+    even those may leave int64, DeviceFallback.
     """
-    if op == "*":
-        return rescale_decimal(a * b, a_scale + b_scale, out, xp)
-    scale = max(a_scale, b_scale)
-    if scale > a_scale:
-        a = a * 10 ** (scale - a_scale)
-    if scale > b_scale:
-        b = b * 10 ** (scale - b_scale)
-    return rescale_decimal(a + b if op == "+" else a - b, scale, out, xp)
+    lt, rt, out = expr.left.dtype, expr.right.dtype, expr.dtype
+    a, b = left.values, right.values
+    valid = _both_valid(left.valid, right.valid)
+    if expr.op == "*":
+        bound_a, bound_b = _decimal_bound(lt), _decimal_bound(rt)
+        if bound_a * bound_b > INT64_MAX:
+            bound_a, bound_b = largest_magnitude(a, valid, xp), largest_magnitude(b, valid, xp)
+            if bound_a * bound_b > INT64_MAX:
+                raise DeviceFallback(f"{expr.sql()} may leave the 64 bits of a device decimal: its operands reach "
+                                     f"{bound_a} and {bound_b} unscaled")
+        return rescale_decimal(a * b, lt.scale + rt.scale, out, xp, valid)
+    scale = max(lt.scale, rt.scale)
+    ka, kb = scale - lt.scale, scale - rt.scale
+    bound_a, bound_b = _decimal_bound(lt) * 10**ka, _decimal_bound(rt) * 10**kb
+    if bound_a + bound_b > INT64_MAX:
+        bound_a = largest_magnitude(a, valid, xp) * 10**ka
+        bound_b = largest_magnitude(b, valid, xp) * 10**kb
+        if bound_a + bound_b > INT64_MAX:
+            raise DeviceFallback(f"{expr.sql()} may leave the 64 bits of a device decimal: its operands reach "
+                                 f"{bound_a} and {bound_b} unscaled at scale {scale}")
+    a, b = _times_power_of_ten(a, ka, xp), _times_power_of_ten(b, kb, xp)
+    return rescale_decimal(a + b if expr.op == "+" else a - b, scale, out, xp, valid)
 
 
-def rescale_decimal(values: Any, scale: int, to: T.DecimalType, xp: Any) -> tuple[Any, Any]:
+def _times_power_of_ten(values: Any, k: int, xp: Any) -> Any:
+    """`values * 10**k` for values known to stay in int64 (so a factor beyond int64 means each is 0)."""
+    if k <= 0:
+        return values
+    factor = 10**k
+    return values * factor if factor <= INT64_MAX else xp.zeros_like(values)
+
+
+def _round_half_up(values: Any, k: int, xp: Any) -> Any:
+    """`values / 10**k` rounded half away from zero (Spark's HALF_UP), never leaving int64."""
+    factor = 10**k
+    half = factor // 2
+    if factor > INT64_MAX:
+        # |v| <= 2**63 < factor, so the quotient is 0 unless v reaches half the factor
+        if half > INT64_MAX:
+            return xp.zeros_like(values)
+        return xp.astype(values >= half, values.dtype) - xp.astype(values <= -half, values.dtype)
+    # floor division and its non-negative remainder are exact where abs(-2**63) would wrap; the tie
+    # goes up for a positive value and stays at the floor (away from zero) for a negative one
+    quotient = xp.floor_divide(values, factor)
+    rest = xp.remainder(values, factor)
+    up = (rest > half) | ((rest == half) & (values >= 0))
+    return quotient + xp.astype(up, values.dtype)
+
+
+def rescale_decimal(values: Any, scale: int, to: T.DecimalType, xp: Any, valid: Any | None = None) -> tuple[Any, Any]:
     """Unscaled int64 `values` at `scale` moved to `to`'s scale (HALF_UP when digits are dropped), and
-    the mask of values that fit `to`'s precision (Spark makes the others null)."""
-    limit = 10 ** to.precision
+    the mask of values that fit `to`'s precision (Spark makes the others null; None: all fit).
+
+    Every int64 fits a precision of 19 or more. Scaling up checks the largest valid value (`valid`
+    None: every slot) times the factor first, and raises DeviceFallback when it could leave int64.
+    """
     if scale > to.scale:
-        factor = 10 ** (scale - to.scale)
-        magnitude = (xp.abs(values) + factor // 2) // factor
-        values = xp.where(values < 0, -magnitude, magnitude)
+        values = _round_half_up(values, scale - to.scale, xp)
     elif scale < to.scale:
+        k = to.scale - scale
         # check before multiplying, so a value that cannot fit never wraps around int64
-        room = 10 ** max(to.precision - (to.scale - scale), 0)
-        fits = (values < room) & (values > -room)
-        values = xp.where(fits, values, xp.zeros_like(values)) * 10 ** (to.scale - scale)
-        return values, fits
+        room = 10 ** max(to.precision - k, 0)
+        fits = None if room > INT64_MAX else (values < room) & (values > -room)
+        if min(room - 1, INT64_MAX + 1) * 10**k > INT64_MAX:
+            largest = largest_magnitude(values, _both_valid(valid, fits), xp)
+            if largest * 10**k > INT64_MAX:
+                raise DeviceFallback(f"a decimal of {largest} unscaled at scale {scale} cast to {to.simpleString()} "
+                                     "leaves the 64 bits of a device decimal")
+        if fits is not None:
+            values = xp.where(fits, values, xp.zeros_like(values))
+        return _times_power_of_ten(values, k, xp), fits
+    if to.precision > DECIMAL_INT64_PRECISION:
+        return values, None
+    limit = 10**to.precision
     fits = (values < limit) & (values > -limit)
     return xp.where(fits, values, xp.zeros_like(values)), fits
 
@@ -477,13 +556,14 @@ def _cast(expr: Cast, ctx: _Context) -> DeviceColumn:
     t = dst.to_arrow()
     if src == dst:
         return _as_type(child, t, xp)
-    values, fits = cast_values(child.values, src, dst, xp)
+    values, fits = cast_values(child.values, src, dst, xp, child.valid)
     return DeviceColumn(values, _both_valid(child.valid, fits), t)
 
 
-def cast_values(v: Any, src: T.DataType, dst: T.DataType, xp: Any) -> tuple[Any, Any | None]:
+def cast_values(v: Any, src: T.DataType, dst: T.DataType, xp: Any, valid: Any | None = None) -> tuple[Any, Any | None]:
     """CAST between numeric, boolean and temporal storage values as Spark (non-ANSI) does it; the mask
-    says which results exist (None: all), since out-of-range decimals become null."""
+    says which results exist (None: all), since out-of-range decimals become null. `valid` marks the
+    slots that matter to a decimal's 64-bit check (None: all)."""
     if isinstance(src, _TEMPORAL):
         if isinstance(src, T.DateType) and not isinstance(dst, T.DateType):
             return xp.astype(v, xp.int64) * _MICROS_PER_DAY, None
@@ -496,13 +576,12 @@ def cast_values(v: Any, src: T.DataType, dst: T.DataType, xp: Any) -> tuple[Any,
         return v != 0, None
     if isinstance(dst, T.DecimalType):
         scale = src.scale if isinstance(src, T.DecimalType) else 0
-        return rescale_decimal(xp.astype(v, xp.int64, copy=False), scale, dst, xp)
+        return rescale_decimal(xp.astype(v, xp.int64, copy=False), scale, dst, xp, valid)
     dtype = storage_dtype(dst.to_arrow(), xp)
     if isinstance(dst, T.IntegralType):
         if isinstance(src, T.DecimalType):
             # truncation toward zero, then Java's narrowing
-            magnitude = xp.abs(v) // 10 ** src.scale
-            return xp.astype(xp.where(v < 0, -magnitude, magnitude), dtype), None
+            return xp.astype(_truncate(v, src.scale, xp), dtype), None
         if isinstance(src, T.IntegralType):
             return xp.astype(v, dtype), None
         return _float_to_integral(v, dst, xp), None
@@ -512,6 +591,17 @@ def cast_values(v: Any, src: T.DataType, dst: T.DataType, xp: Any) -> tuple[Any,
     if dtype == xp.float32 and v.dtype == xp.float64:
         v = xp.where(xp.abs(v) >= _FLOAT32_OVERFLOW, xp.copysign(xp.full_like(v, math.inf), v), v)
     return xp.astype(v, dtype), None
+
+
+def _truncate(values: Any, k: int, xp: Any) -> Any:
+    """`values / 10**k` truncated toward zero, never leaving int64 (abs(-2**63) would wrap)."""
+    if k <= 0:
+        return values
+    factor = 10**k
+    if factor > INT64_MAX:
+        return xp.zeros_like(values)
+    inexact = (values < 0) & (xp.remainder(values, factor) != 0)
+    return xp.floor_divide(values, factor) + xp.astype(inexact, values.dtype)
 
 
 def _float_to_integral(v: Any, dst: T.DataType, xp: Any) -> Any:

@@ -4,7 +4,9 @@ Keys group as SQL's GROUP BY does: null is a group of its own, and floats group 
 normalises them (-0.0 with 0.0, every NaN together). Each reduction sorts rows by group once and
 reads a group's result off its segment: differences of prefix sums for integer sums and counts
 (exact, int64 wrap-around included), segment ends for min and max, and a segmented scan for float
-sums, so that one group's infinity or cancellation never leaks into another group's sum.
+sums, so that one group's infinity or cancellation never leaks into another group's sum. A decimal
+sum is exact in int64 only while the largest value times the largest group's size fits; beyond
+that it raises `DeviceFallback` and the task reruns on the CPU.
 """
 from __future__ import annotations
 
@@ -13,10 +15,14 @@ from typing import Any
 
 import array_api_compat
 import pyarrow as pa
+from quiver.executors.base import DeviceFallback
 from quiver.executors.kernels.columns import (
+    DECIMAL_INT64_PRECISION,
+    INT64_MAX,
     DeviceColumn,
     dictionary_ranks,
     gather_from_host,
+    largest_magnitude,
 )
 from quiver.executors.kernels.filter import take_column
 
@@ -132,7 +138,8 @@ def segment_reduce(values: DeviceColumn, group_ids: Any, n_groups: int, fn: str,
 
     sum, min, max, any and all of a group without a non-null value are null; count is then 0.
     Sums of integers are int64, of floats float64, of decimals the unscaled int64 (typed as Spark's
-    sum result); min and max rank NaN above every number and strings by their text.
+    sum result, null beyond its precision; DeviceFallback when the sum might leave int64); min and
+    max rank NaN above every number and strings by their text.
     """
     if fn not in REDUCTIONS:
         raise ValueError(f"unknown reduction {fn!r}; valid: {', '.join(REDUCTIONS)}")
@@ -149,7 +156,7 @@ def segment_reduce(values: DeviceColumn, group_ids: Any, n_groups: int, fn: str,
     if fn in ("any", "all"):
         return _any_all(values, valid_sorted, seg, present, fn, xp)
     if fn == "sum":
-        return _sum(values, valid_sorted, seg, present, xp)
+        return _sum(values, valid_sorted, seg, counts, present, xp)
     return _min_max(values, group_ids, seg, counts, present, fn, xp)
 
 
@@ -164,7 +171,7 @@ def _any_all(values: DeviceColumn, valid_sorted: Any, seg: _Segments, present: A
     return DeviceColumn(hits > 0 if fn == "any" else hits == 0, present, pa.bool_())
 
 
-def _sum(values: DeviceColumn, valid_sorted: Any, seg: _Segments, present: Any, xp: Any) -> DeviceColumn:
+def _sum(values: DeviceColumn, valid_sorted: Any, seg: _Segments, counts: Any, present: Any, xp: Any) -> DeviceColumn:
     v = xp.take(values.values, seg.order)
     t = values.arrow_type
     if v.dtype == xp.bool or values.dictionary is not None:
@@ -183,8 +190,29 @@ def _sum(values: DeviceColumn, valid_sorted: Any, seg: _Segments, present: Any, 
     x = xp.astype(v, xp.int64)
     if valid_sorted is not None:
         x = xp.where(valid_sorted, x, xp.zeros_like(x))
-    out_type = pa.decimal128(min(38, t.precision + 10), t.scale) if pa.types.is_decimal(t) else pa.int64()
-    return DeviceColumn(_segment_totals(x, seg, xp), present, out_type)
+    if not pa.types.is_decimal(t):
+        return DeviceColumn(_segment_totals(x, seg, xp), present, pa.int64())
+    return _decimal_sum(x, t, seg, counts, present, xp)
+
+
+def _decimal_sum(x: Any, t: pa.Decimal128Type, seg: _Segments, counts: Any, present: Any, xp: Any) -> DeviceColumn:
+    """Per-group sums of unscaled decimals (nulls already 0), typed decimal(p + 10, s) as Spark's sum.
+
+    A prefix-sum difference is exact modulo 2**64, so it is the exact sum whenever that fits int64,
+    which max |v| times the largest group's count bounds; a sum beyond the result's precision
+    (possible only when that is 18 digits or fewer) is null, as Spark's non-ANSI sum.
+    """
+    out = pa.decimal128(min(38, t.precision + 10), t.scale)
+    if int(x.shape[0]):
+        largest, rows = largest_magnitude(x, None, xp), int(xp.max(counts))
+        if largest * rows > INT64_MAX:
+            raise DeviceFallback(f"a sum of up to {rows} {t} values reaching {largest} unscaled may leave the "
+                                 "64 bits a device sums decimals in")
+    totals = _segment_totals(x, seg, xp)
+    if out.precision <= DECIMAL_INT64_PRECISION:
+        limit = 10**out.precision
+        present = present & (totals < limit) & (totals > -limit)
+    return DeviceColumn(xp.where(present, totals, xp.zeros_like(totals)), present, out)
 
 
 def _min_max(values: DeviceColumn, group_ids: Any, seg: _Segments, counts: Any, present: Any, fn: str,

@@ -150,3 +150,17 @@ def test_a_device_hint_pins_the_operator(spark):
 def test_a_device_hint_names_the_valid_kinds(spark):
     with pytest.raises(ConfigurationError, match="cpu, gpu, npu"):
         spark.range(3).hint("device", "tpu")
+
+
+def test_later_stages_are_placed_with_the_finished_stages_actual_sizes(spark):
+    df = spark.range(0, 50_000).filter(F.col("id") % 7 == 0).groupBy((F.col("id") % 10).alias("g")).agg(F.count("*"))
+    with gpu(spark):
+        spark.last_placements.clear()
+        df.collect()
+        job = spark._scheduler.last_job
+    written = {m.stage_id: m.rows_written for m in job.stages}
+    reads = [op for p in spark.last_placements.values() for op in p.operators if op.operator.startswith("ShuffleRead")]
+    assert reads
+    for op in reads:
+        stage = int(op.operator.split("stage ")[1].rstrip(")"))
+        assert op.rows == written[stage], (op, written)

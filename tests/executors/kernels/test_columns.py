@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from quiver.executors.base import DeviceFallback
 from quiver.executors.kernels.columns import (
     DeviceBatch,
     device_nbytes,
@@ -125,7 +126,7 @@ def test_round_trip_property(xp, data, start):
     assert_same_batch(to_arrow(to_device(batch, xp)), batch)
 
 
-@pytest.mark.parametrize("t", [pa.decimal128(19, 2), pa.decimal128(38, 10), pa.timestamp("ms"), pa.list_(pa.int64()),
+@pytest.mark.parametrize("t", [pa.decimal256(40, 2), pa.timestamp("ms"), pa.list_(pa.int64()),
                                pa.binary(), pa.float16(), pa.date64(), pa.null(), pa.dictionary(pa.int32(), pa.int64())])
 def test_unsupported_types_raise_a_type_error_naming_column_and_type(xp, t):
     assert not device_type_supported(t)
@@ -135,7 +136,7 @@ def test_unsupported_types_raise_a_type_error_naming_column_and_type(xp, t):
 
 
 @pytest.mark.parametrize("t", [pa.int8(), pa.uint64(), pa.float32(), pa.bool_(), pa.date32(), pa.timestamp("us", tz="UTC"),
-                               pa.decimal128(18, 18), pa.large_string(), pa.dictionary(pa.int16(), pa.large_string())])
+                               pa.decimal128(18, 18), pa.decimal128(19, 2), pa.decimal128(38, 10), pa.large_string(), pa.dictionary(pa.int16(), pa.large_string())])
 def test_supported_types(t):
     assert device_type_supported(t)
 
@@ -162,3 +163,34 @@ def test_unify_dictionaries_gives_equal_strings_equal_codes(xp):
     decode = [ub.dictionary[c].as_py() for c in to_host(ub.values).tolist()]
     assert decode == ["z", "y", "x", "x"]
     assert np.array_equal(to_host(ub.values)[[1, 2]], to_host(ua.values)[[1, 0]])
+
+
+WIDE = pa.record_batch({
+    "sum": pa.array([D("-12.3456"), None, D(2**63 - 1).scaleb(-4), D(-(2**63)).scaleb(-4), D(0)], pa.decimal128(38, 4)),
+    "p19": pa.array([D(10**18), D(-(10**18)), None, D(7), D(-1)], pa.decimal128(19, 0)),
+})
+
+
+def test_wide_decimals_travel_as_int64_while_their_values_fit(xp):
+    d = to_device(WIDE, xp)
+    assert to_host(d.column("sum").values).tolist() == [-123456, 0, 2**63 - 1, -(2**63), 0]
+    assert_same_batch(to_arrow(d), WIDE)
+    assert_same_batch(to_arrow(to_device(WIDE.slice(2, 3), xp)), WIDE.slice(2, 3))
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**20, -(10**37), 2**64])
+def test_a_wide_decimal_beyond_64_bits_falls_back_naming_the_column(xp, value):
+    batch = pa.record_batch({"ok": pa.array([1, 2, 3]),
+                             "big": pa.array([D(1), None, D(value)], pa.decimal128(38, 0))})
+    with pytest.raises(DeviceFallback, match=rf"column 'big' of type decimal128\(38, 0\) holds {value} \(row 2\)"):
+        to_device(batch, xp)
+    assert to_host(to_device(batch.slice(0, 2), xp).column("big").values).tolist() == [1, 0]
+
+
+def test_a_null_slot_holding_a_wide_value_is_not_checked(xp):
+    """Arrow leaves a null slot's bytes undefined: only valid slots must fit."""
+    words = np.array([5, 0, 0, 1, -7, -1], dtype=np.int64)  # 5, 2**64 (null), -7
+    validity = pa.array([True, False, True]).buffers()[1]
+    arr = pa.Array.from_buffers(pa.decimal128(30, 2), 3, [validity, pa.py_buffer(words)], null_count=1)
+    back = to_arrow(to_device(pa.record_batch({"d": arr}), xp)).column("d")
+    assert back.to_pylist() == [D("0.05"), None, D("-0.07")]

@@ -32,6 +32,7 @@ from quiver.engine.expressions import (
     ScalarFunction,
     new_expr_id,
 )
+from quiver.executors.base import DeviceFallback
 from quiver.executors.evaluate import evaluate_array
 from quiver.executors.kernels.columns import column_to_arrow, to_device
 from quiver.executors.kernels.expressions import evaluate, unsupported_reason
@@ -200,13 +201,13 @@ def test_empty_batch(xp):
     (ScalarFunction("upper", (S,)), "function upper has no device kernel"),
     (BinaryArithmetic("/", D1, D2), "decimal division has no device kernel"),
     (BinaryArithmetic("%", D1, D2), "decimal remainder has no device kernel"),
-    (BinaryArithmetic("*", D1, Cast(D1, T.DecimalType(12, 2))), "needs more than 18 digits"),
     (Comparison("<", S, lit("a")), "string comparison < has no device kernel"),
     (Cast(A, T.StringType()), "cast to string"),
     (Cast(S, T.LongType()), "cast from string"),
     (Cast(X, T.DecimalType(10, 2)), "cast from floating point to decimal"),
     (Cast(Cast(D1, T.DecimalType(17, 2)), T.DoubleType()), "exact on a device only up to precision 15"),
-    (AttributeRef("big", T.DecimalType(38, 2), True, new_expr_id()), "decimal(38,2), which has no device representation"),
+    (Comparison("=", AttributeRef("big", T.DecimalType(38, 0), True, new_expr_id()), lit(D(10**20))),
+     "decimal literal 100000000000000000000 needs more than the 64 bits"),
     (AttributeRef("raw", T.BinaryType(), True, new_expr_id()), "binary, which has no device representation"),
     (And(P, Comparison("=", ScalarFunction("lower", (S,)), lit("a"))), "function lower has no device kernel"),
     (Cast(DT, T.LongType()), "cast from date to bigint has no device kernel"),
@@ -221,3 +222,128 @@ def test_unsupported_reason_names_what_has_no_kernel(xp, expr, reason):
 def test_supported_expressions_have_no_reason():
     for expr in EXPRESSIONS:
         assert unsupported_reason(coerce(expr)) is None, coerce(expr).sql()
+
+
+
+# ---------------------------------------------------------------- decimals wider than 18 digits
+
+PRICE = AttributeRef("price", T.DecimalType(15, 2), True, new_expr_id())
+DISC = AttributeRef("disc", T.DecimalType(15, 2), True, new_expr_id())
+W = AttributeRef("w", T.DecimalType(38, 4), True, new_expr_id())
+V = AttributeRef("v", T.DecimalType(25, 2), True, new_expr_id())
+Z = AttributeRef("z", T.DecimalType(20, 0), True, new_expr_id())
+R = AttributeRef("r", T.DecimalType(38, 19), True, new_expr_id())
+WIDE_ATTRS = (PRICE, DISC, W, V, Z, R, A, I)
+
+
+def _wide_batch(data) -> pa.RecordBatch:
+    """Rows of (price, disc, w, v, z, r, a, i); r is given unscaled, to reach every int64."""
+    cols = [list(c) for c in zip(*data)]
+    cols[5] = [None if u is None else D(u).scaleb(-19) for u in cols[5]]
+    return pa.record_batch([pa.array(c, a.dtype.to_arrow()) for c, a in zip(cols, WIDE_ATTRS)],
+                           names=[a.internal_name for a in WIDE_ATTRS])
+
+
+def _dec(low: str, high: str, places: int):
+    return st.one_of(st.none(), st.decimals(min_value=D(low), max_value=D(high), places=places,
+                                            allow_nan=False, allow_infinity=False))
+
+
+# values whose every result below fits int64: the device must then give the CPU's answer, never fall back
+wide_rows = st.lists(st.tuples(
+    _dec("-99999.99", "99999.99", 2), _dec("-1", "1", 2), _dec("-99999.9999", "99999.9999", 4),
+    _dec("-9999999.99", "9999999.99", 2), st.one_of(st.none(), st.integers(-(10**14), 10**14)),
+    st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.sampled_from([5 * 10**18, -5 * 10**18, 5 * 10**18 - 1])),
+    small_int, int32), min_size=1, max_size=20)
+
+CHARGE = BinaryArithmetic("*", BinaryArithmetic("*", PRICE, BinaryArithmetic("-", lit(1), DISC)),
+                          BinaryArithmetic("+", lit(1), DISC))
+WIDE_EXPRESSIONS = [
+    BinaryArithmetic("*", PRICE, BinaryArithmetic("-", lit(1), DISC)), CHARGE, BinaryArithmetic("+", W, V),
+    BinaryArithmetic("-", V, W), BinaryArithmetic("*", W, W), BinaryArithmetic("*", W, PRICE), BinaryArithmetic("+", Z, W),
+    BinaryArithmetic("-", W, lit(D("0.0001"))), BinaryArithmetic("*", W, lit(D("0.5"))), Negate(W), Negate(Z),
+    Comparison("<", W, V), Comparison("=", Z, W), Comparison(">=", V, PRICE), Comparison("<=>", W, W),
+    In(W, (lit(D("1.5")), lit(D("-0.0005")))), CaseWhen((Comparison(">", W, lit(0)),), (W,), V),
+    Cast(W, T.DecimalType(10, 2)), Cast(W, T.DecimalType(38, 3)), Cast(W, T.DecimalType(38, 0)),
+    Cast(V, T.DecimalType(38, 10)), Cast(Z, T.DecimalType(19, 1)), Cast(W, T.LongType()), Cast(Z, T.IntegerType()),
+    Cast(R, T.LongType()), Cast(R, T.DecimalType(38, 0)), Cast(R, T.DecimalType(20, 1)), Cast(R, T.DecimalType(38, 18)),
+    Cast(A, T.DecimalType(20, 0)), Cast(I, T.DecimalType(38, 8)), Cast(DISC, T.DecimalType(38, 18)),
+]
+
+
+def assert_device_matches_cpu_wide(expr, batch, xp) -> None:
+    expr = coerce(expr)
+    assert unsupported_reason(expr) is None, unsupported_reason(expr)
+    want = evaluate_array(expr, batch)
+    got = column_to_arrow(evaluate(expr, to_device(batch, xp), xp))
+    assert got.type == want.type, expr.sql()
+    assert got.to_pylist() == want.to_pylist(), expr.sql()
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=wide_rows)
+def test_wide_decimals_that_fit_match_the_cpu_without_falling_back(xp, data):
+    batch = _wide_batch(data)
+    for expr in WIDE_EXPRESSIONS:
+        assert_device_matches_cpu_wide(expr, batch, xp)
+
+
+WIDE_EDGE_ROWS = [
+    (D("99999.99"), D("0.05"), D("0.0005"), D("-0.01"), 10**14, 5 * 10**18, 2**62, 2**31 - 1),
+    (D("-0.01"), None, D("-0.0005"), D("9999999.99"), -(10**14), -5 * 10**18, -(2**63), -(2**31)),
+    (None, D("-1.00"), D("0.0004"), None, None, 5 * 10**18 - 1, None, None),
+    (D("0.05"), D("1.00"), D("-0.0015"), D("0.01"), 0, -(2**63), 0, 0),
+    (D("0.09"), D("0.00"), D("99999.9999"), D("-9999999.99"), 7, 2**63 - 1, -7, 5),
+]
+
+
+@pytest.mark.parametrize("expr", WIDE_EXPRESSIONS, ids=lambda e: coerce(e).sql())
+def test_wide_decimal_expression_on_edge_values(xp, expr):
+    assert_device_matches_cpu_wide(expr, _wide_batch(WIDE_EDGE_ROWS), xp)
+
+
+def test_wide_decimals_round_half_up_and_null_beyond_precision_as_spark(xp):
+    rows = [(None, None, D(w), None, None, r, None, None) for w, r in
+            [("0.0005", 5 * 10**18), ("-0.0005", -5 * 10**18), ("0.0004", 5 * 10**18 - 1), ("-0.0015", -(2**63)),
+             ("99999999.9949", 2**63 - 1), ("99999999.9950", -(5 * 10**18 - 1)), ("100000000.0000", 0)]]
+    batch = _wide_batch(rows)
+    device = to_device(batch, xp)
+
+    def run(e):
+        e = coerce(e)
+        got = column_to_arrow(evaluate(e, device, xp)).to_pylist()
+        assert got == evaluate_array(e, batch).to_pylist(), e.sql()
+        return got
+
+    assert run(Cast(W, T.DecimalType(38, 3))) == [D("0.001"), D("-0.001"), D("0.000"), D("-0.002"), D("99999999.995"),
+                                                  D("99999999.995"), D("100000000.000")]
+    assert run(Cast(W, T.DecimalType(10, 2))) == [D("0.00"), D("-0.00"), D("0.00"), D("-0.00"), D("99999999.99"),
+                                                  None, None]
+    assert run(Cast(R, T.DecimalType(38, 0))) == [D(1), D(-1), D(0), D(-1), D(1), D(0), D(0)]
+    assert run(Cast(R, T.LongType())) == [0] * 7
+    assert run(BinaryArithmetic("*", W, lit(D("0.5"))))[:4] == [D("0.00025"), D("-0.00025"), D("0.00020"), D("-0.00075")]
+    product = BinaryArithmetic("*", W, lit(D("0.0010")))  # 8 places rounded to Spark's 6 (decimal(38,6))
+    assert run(product)[:4] == [D("0.000001"), D("-0.000001"), D("0.000000"), D("-0.000002")]
+
+
+@pytest.mark.parametrize("expr, row, why", [
+    (BinaryArithmetic("*", W, PRICE), (D("99999.99"), None, D("1000000000.0000"), None, None, None, None, None),
+     "may leave the 64 bits"),
+    (BinaryArithmetic("+", W, V), (None, None, D(2**63 - 1).scaleb(-4), D("0.01"), None, None, None, None),
+     "may leave the 64 bits"),
+    (Cast(V, T.DecimalType(38, 10)), (None, None, None, D(10**15), None, None, None, None), "leaves the 64 bits"),
+    (Negate(W), (None, None, D(-(2**63)).scaleb(-4), None, None, None, None, None), "negates -2\\*\\*63"),
+    (Cast(A, T.DecimalType(38, 10)), (None, None, None, None, None, None, 2**62, None), "leaves the 64 bits"),
+    (Cast(PRICE, T.DecimalType(38, 20)), (D("1.00"), None, None, None, None, None, None, None), "leaves the 64 bits"),
+    (Comparison("=", Z, W), (None, None, D(0), None, 10**17, None, None, None), "leaves the 64 bits"),
+])
+def test_a_wide_decimal_result_that_may_leave_64_bits_falls_back(xp, expr, row, why):
+    """The CPU computes these exactly in 128 bits; the device refuses rather than wrap, and is exact once they fit."""
+    expr = coerce(expr)
+    assert unsupported_reason(expr) is None
+    batch = _wide_batch([row, (None,) * 8])
+    assert evaluate_array(expr, batch).to_pylist()[0] is not None
+    with pytest.raises(DeviceFallback, match=why):
+        evaluate(expr, to_device(batch, xp), xp)
+    # the same expression over a null in that slot holds nothing wide, and runs
+    assert_device_matches_cpu_wide(expr, batch.slice(1), xp)

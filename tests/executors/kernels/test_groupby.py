@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from quiver.executors.base import DeviceFallback
 from quiver.executors.kernels.columns import column_to_arrow, to_device, to_host
 from quiver.executors.kernels.groupby import REDUCTIONS, group_by, segment_reduce
 
@@ -171,3 +172,36 @@ def test_unknown_reduction_and_sum_of_strings_are_rejected(xp):
         segment_reduce(device.column("vi"), ids, n, "median", xp)
     with pytest.raises(TypeError, match="numeric"):
         segment_reduce(device.column("vs"), ids, n, "sum", xp)
+
+
+def _wide_sums(keys: list, values: list, t: pa.DataType, xp) -> list:
+    device = to_device(pa.record_batch({"k": pa.array(keys), "v": pa.array(values, t)}), xp)
+    _, ids, n = group_by([device.column("k")], xp)
+    total = segment_reduce(device.column("v"), ids, n, "sum", xp)
+    return column_to_arrow(total).to_pylist(), total.arrow_type
+
+
+def test_wide_decimal_sums_are_exact_while_the_largest_group_cannot_leave_int64(xp):
+    """Each group's bound is max |v| times the largest group's count, not times every row."""
+    big = D(2**62).scaleb(-4)
+    sums, t = _wide_sums([0, 1, 2, 2, 3], [big, -big, D("0.0001"), None, -big], pa.decimal128(38, 4), xp)
+    assert sums == [big, -big, D("0.0001"), -big] and t == pa.decimal128(38, 4)
+    sums, t = _wide_sums([0, 0, 1], [D("1.5"), D("-2.25"), None], pa.decimal128(25, 2), xp)
+    assert sums == [D("-0.75"), None] and t == pa.decimal128(35, 2)
+
+
+def test_a_wide_decimal_sum_that_may_leave_int64_falls_back(xp):
+    big = D(2**62).scaleb(-4)
+    with pytest.raises(DeviceFallback, match=r"sum of up to 2 decimal128\(38, 4\) values reaching 4611686018427387904"):
+        _wide_sums([0, 0, 1], [big, D("-0.0001"), D(1)], pa.decimal128(38, 4), xp)
+    # a null is no value: two rows of which one is null bound the sum by max |v| alone
+    assert _wide_sums([0, 0, 1], [big, None, big], pa.decimal128(38, 4), xp)[0] == [big, big]
+
+
+def test_wide_decimal_keys_group_and_order_by_value(xp):
+    keys = pa.array([D(2**63 - 1), D(-(2**63)), None, D(2**63 - 1), D(0)], pa.decimal128(38, 0))
+    device = to_device(pa.record_batch({"k": keys, "v": keys}), xp)
+    groups, ids, n = group_by([device.column("k")], xp)
+    assert column_to_arrow(groups[0]).to_pylist() == [None, D(-(2**63)), D(0), D(2**63 - 1)]
+    assert column_to_arrow(segment_reduce(device.column("v"), ids, n, "max", xp)).to_pylist() == \
+        [None, D(-(2**63)), D(0), D(2**63 - 1)]

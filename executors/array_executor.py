@@ -34,6 +34,7 @@ from quiver.executors.kernels import (
     unsupported_reason,
 )
 from quiver.executors.kernels.concat import concat_batches
+from quiver.executors.map_batches import map_partition
 from quiver.planners import physical as P
 
 ARRAY_OPERATORS = frozenset({"FilterExec", "ProjectExec", "HashAggregateExec", "HashJoinExec", "SortExec", "TopKExec"})
@@ -57,6 +58,11 @@ class ArrayExecutor:
     def unsupported(self, plan: P.PhysicalPlan) -> str | None:
         """None when this executor can run `plan`'s operator, else why not (shown by explain)."""
         name = type(plan).__name__
+        if isinstance(plan, P.MapInBatchesExec):
+            # user code costs what it costs: it goes where its resource profile asks, never by estimate
+            pin = P.device_pin(plan)
+            return None if pin == self.device.kind else \
+                f"the function given to mapIn{'Arrow' if plan.kind == 'arrow' else 'Pandas'} asks for no {self.device.kind}"
         if name not in self.capabilities:
             return f"{name.removesuffix('Exec')} has no device kernel"
         for attr in plan.output:
@@ -72,15 +78,29 @@ class ArrayExecutor:
 
     def execute(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         """Arrow batches of `plan`, computed on the device and brought back to the host."""
+        if isinstance(plan, P.MapInBatchesExec):
+            # The user's function takes and gives Arrow (or pandas) and drives the device itself
+            # (CuPy, torch); its task holds this executor's device.
+            yield from map_partition(plan, self._host_batches(plan.child, partition, ctx))
+            return
         for batch in self.device_batches(plan, partition, ctx):
             if batch.num_rows:
                 yield to_arrow(batch)
+
+    def _host_batches(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        executor = ctx.executor_for(plan)
+        return executor.execute(plan, partition, ctx) if executor is not self else self.execute(plan, partition, ctx)
 
     def device_batches(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
         """`plan`'s output on this device: computed here when placed here, else moved here from the host."""
         if ctx.executor_for(plan) is not self:
             names = {a.internal_name: a.name for a in plan.output}
             for batch in ctx.executor_for(plan).execute(plan, partition, ctx):
+                yield to_device(batch, self.xp, labels=[names.get(n, n) for n in batch.schema.names])
+            return
+        if isinstance(plan, P.MapInBatchesExec):
+            names = {a.internal_name: a.name for a in plan.output}
+            for batch in self.execute(plan, partition, ctx):
                 yield to_device(batch, self.xp, labels=[names.get(n, n) for n in batch.schema.names])
             return
         handler = getattr(self, f"_{type(plan).__name__}", None)

@@ -38,6 +38,7 @@ from quiver.engine.expressions import (
     Negate,
     Not,
     Or,
+    PythonUDF,
     ScalarFunction,
 )
 from quiver.executors.base import DeviceFallback
@@ -53,6 +54,7 @@ from quiver.executors.kernels.columns import (
     storage_scalar,
     unify_dictionaries,
 )
+from quiver.executors.kernels.udf import evaluate_udf, udf_reason
 
 _MICROS_PER_DAY = 86_400_000_000
 # float64 magnitudes from which a cast to float32 rounds to infinity (float32's max plus half an ulp)
@@ -208,7 +210,7 @@ _CHECKS = {
     AttributeRef: _no_check, Literal: _literal_reason, Alias: _no_check, IsNull: _no_check, IsNotNull: _no_check,
     BinaryArithmetic: _arithmetic_reason, Negate: _negate_reason, Comparison: _comparison_reason,
     And: _boolean_operands_reason, Or: _boolean_operands_reason, Not: _boolean_operands_reason,
-    In: _in_reason, Cast: _cast_reason, CaseWhen: _case_when_reason,
+    In: _in_reason, Cast: _cast_reason, CaseWhen: _case_when_reason, PythonUDF: udf_reason,
 }
 
 
@@ -248,6 +250,8 @@ def _eval(expr: Expr, ctx: _Context) -> DeviceColumn:
         return _negate(expr, ctx)
     if isinstance(expr, Comparison):
         return _compare(expr.op, _eval(expr.left, ctx), _eval(expr.right, ctx), ctx.xp)
+    if isinstance(expr, PythonUDF):
+        return evaluate_udf(expr, [_eval(a, ctx) for a in expr.args], ctx.xp)
     if isinstance(expr, And):
         return _kleene_and(_eval(expr.left, ctx), _eval(expr.right, ctx), ctx.xp)
     if isinstance(expr, Or):

@@ -155,7 +155,10 @@ def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
             fast = int64_decimal_arithmetic(op, left, right, out_type.to_arrow())
             if fast is not None:
                 return fast
-        left, right = (v.cast(pa.decimal256(v.type.precision, v.type.scale)) for v in (left, right))
+        left, right = (_as_decimal256(v) for v in (left, right))
+        if _exact_decimal_precision(op, left.type, right.type) > 76 and isinstance(out_type, T.DecimalType):
+            # beyond even decimal256 (two 38-digit operands multiplied): exact in Python decimals
+            return _python_decimal_arithmetic(op, left, right, out_type.to_arrow())
     if op == "+":
         result = pc.add(left, right)
     elif op == "-":
@@ -176,6 +179,39 @@ def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
             result = _null_if_beyond_precision(result, arrow_type)
         result = result.cast(arrow_type, safe=False)
     return result
+
+
+def _as_decimal256(value: Value) -> Value:
+    """A decimal as decimal256 with only the digits its values use (at least its scale + 1), so an
+    exact product of wide types whose values are small stays within decimal256's 76 digits."""
+    t = value.type
+    if isinstance(value, pa.Scalar):
+        largest = abs(value.as_py()) if value.is_valid else None
+    else:
+        largest = pc.max(pc.abs(value)).as_py()
+    digits = len(str(int(largest.scaleb(t.scale)))) if largest is not None else 1
+    return value.cast(pa.decimal256(min(max(digits, t.scale + 1, 1), 76), t.scale))
+
+
+def _python_decimal_arithmetic(op: str, left: Value, right: Value, out: pa.Decimal128Type) -> pa.Array:
+    """`left op right` per row in Python decimals (op one of +, -, *), rounded HALF_UP to `out`'s scale;
+    null where an operand is null or the result needs more digits than `out` has (Spark's non-ANSI null)."""
+    n = len(left) if not isinstance(left, pa.Scalar) else len(right)
+    lv = [left.as_py()] * n if isinstance(left, pa.Scalar) else left.to_pylist()
+    rv = [right.as_py()] * n if isinstance(right, pa.Scalar) else right.to_pylist()
+    quantum = decimal.Decimal(1).scaleb(-out.scale)
+    limit = decimal.Decimal(10) ** (out.precision - out.scale)
+    results = []
+    with decimal.localcontext() as context:
+        context.prec = 160
+        for a, b in zip(lv, rv):
+            if a is None or b is None:
+                results.append(None)
+                continue
+            exact = a * b if op == "*" else a + b if op == "+" else a - b
+            value = exact.quantize(quantum, rounding=decimal.ROUND_HALF_UP)
+            results.append(value if abs(value) < limit else None)
+    return pa.array(results, type=out)
 
 
 def _null_if_beyond_precision(result: Value, target: pa.Decimal128Type) -> Value:

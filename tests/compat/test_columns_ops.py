@@ -258,6 +258,18 @@ def test_decimal_product_past_38_digits_is_bounded_to_sparks_type():
     assert_same(program, shuffle_partitions=(1,))
 
 
+def test_product_of_two_38_digit_decimals_is_exact():
+    """decimal(38,0) * decimal(38,4) needs 77 digits exactly, past even decimal256; Spark gives decimal(38,4)."""
+    def program(spark, F, T, Window):
+        from decimal import Decimal as D
+        rows = [(D(10**20), D("1.2345")), (D(3), D("2.5000")), (None, D("1")), (D(10**37), D("99.9999")),
+                (D(-(10**30)), D("-0.0001"))]
+        df = spark.createDataFrame(rows, "w decimal(38,0), p decimal(38,4)")
+        return df.select((F.col("w") * F.col("p")).alias("x"), (F.col("p") * F.col("p")).alias("pp"),
+                         (F.col("w") + F.col("p")).alias("s"))
+    assert_same(program, shuffle_partitions=(1,), conf={"spark.sql.ansi.enabled": False})
+
+
 def test_decimal_product_past_38_digits_that_overflows_is_null_without_ansi():
     def program(spark, F, T, Window):
         from decimal import Decimal as D

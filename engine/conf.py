@@ -22,6 +22,7 @@ DEFAULTS: dict[str, str] = {
     "quiver.task.maxFailures": "4",
     "quiver.placement": "cost",
     "quiver.devices": "cpu",
+    "quiver.cache.device": "none",
     "quiver.profile.cpu": "cpu-generic",
     "quiver.profile.gpu": "nvidia-h200",
     "quiver.profile.npu": "ascend-910b",
@@ -70,8 +71,16 @@ def parse_device_list(key: str, value: Any) -> str:
     return str(value)
 
 
+def parse_cache_device(key: str, value: Any) -> str:
+    kind = str(value).strip().lower()
+    if kind not in ("none", "gpu", "npu"):
+        raise ConfigurationError(f"{key} must be none, gpu or npu (a device listed in quiver.devices), got {value!r}")
+    return kind
+
+
 _VALIDATORS = {
     "quiver.placement": parse_placement,
+    "quiver.cache.device": parse_cache_device,
     "quiver.devices": parse_device_list,
     "quiver.sql.shuffle.partitions": parse_positive_int,
     "quiver.sql.autoBroadcastJoinThreshold": parse_size,

@@ -72,6 +72,10 @@ class DeviceSet:
             self._opened[key] = [self._candidate(spec, profiles) for spec in parse_devices(devices)]
         return self._opened[key]
 
+    def opened(self) -> list[list[Candidate]]:
+        """Every configuration's candidates opened so far."""
+        return list(self._opened.values())
+
     def _candidate(self, spec: DeviceSpec, profiles: dict[str, str]) -> Candidate:
         profile = load_profile(profiles.get(spec.kind) or DEFAULT_PROFILES[spec.kind])
         if profile.kind != spec.kind:

@@ -181,6 +181,7 @@ class CacheManager:
         self._levels.pop(plan, None)
         if entry is not None:
             self.session._store.drop(BlockId("cache", entry.cache_key, p, 0) for p in range(entry.partitions))
+            self.session.drop_device_cache(entry.cache_key)
 
     def clear(self) -> None:
         for plan in list(self._entries):
@@ -219,9 +220,13 @@ class CacheManager:
         key = self.new_key()
         store = self.session._store
 
+        device = self.session.cache_device()
+
         def keep(p: int, batches: Iterator[pa.RecordBatch]) -> tuple[int, int]:
             kept = list(batches)
             store.put(BlockId("cache", key, p, 0), kept)
+            if device is not None:
+                device.cache_put(key, p, kept)
             return sum(b.num_rows for b in kept), sum(b.nbytes for b in kept)
 
         parts = qe.run(keep)

@@ -149,6 +149,24 @@ class Session:
         return place_stage(stage_id, root, self.placement_candidates(), str(self.conf.get("quiver.placement")),
                            actual_sizes, concurrent_tasks=self._threads)
 
+    def cache_device(self):
+        """The executor `quiver.cache.device` keeps copies of cached partitions on, or None."""
+        kind = str(self.conf.get("quiver.cache.device"))
+        if kind == "none":
+            return None
+        for c in self.placement_candidates():
+            if c.device.kind == kind:
+                return c.executor
+        raise ConfigurationError(
+            f"quiver.cache.device is {kind}, but quiver.devices ({self.conf.get('quiver.devices')}) lists no {kind}")
+
+    def drop_device_cache(self, cache_key: int) -> None:
+        """Free the device copies of one cached relation, wherever they were kept."""
+        for candidates in self._devices.opened():
+            for c in candidates:
+                if hasattr(c.executor, "cache_drop"):
+                    c.executor.cache_drop(cache_key)
+
     def _place(self, stage, actual_sizes: dict[int, tuple[int, int]]) -> dict[int, object]:
         """The scheduler's hook: executors for the operators of `stage` placed off the CPU, with the
         finished stages' actual sizes in place of estimates."""

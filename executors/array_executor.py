@@ -8,6 +8,7 @@ exchange may run on either device. With numpy as the namespace the device is *em
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +17,7 @@ from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
 from quiver.engine.expressions import AttributeRef, Expr
 from quiver.executors.aggregate import finish_states
-from quiver.executors.base import Device, TaskContext
+from quiver.executors.base import Device, DeviceFallback, TaskContext
 from quiver.executors.kernels import (
     DeviceBatch,
     DeviceColumn,
@@ -37,7 +38,8 @@ from quiver.executors.kernels.concat import concat_batches
 from quiver.executors.map_batches import map_partition
 from quiver.planners import physical as P
 
-ARRAY_OPERATORS = frozenset({"FilterExec", "ProjectExec", "HashAggregateExec", "HashJoinExec", "SortExec", "TopKExec"})
+ARRAY_OPERATORS = frozenset({"FilterExec", "ProjectExec", "HashAggregateExec", "HashJoinExec", "SortExec", "TopKExec",
+                             "CachedExec"})
 DEVICE_AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
 # Join types the device runs with the streamed side as the left input of `join_indices`.
 _PROBE_LEFT = {"inner": "inner", "left": "left", "left_semi": "left_semi", "left_anti": "left_anti"}
@@ -52,12 +54,35 @@ class ArrayExecutor:
     def __init__(self, device: Device, xp: Any):
         self.device = device
         self.xp = xp
+        # Partitions of cached relations kept on this device (`quiver.cache.device`), by (cache key, partition).
+        self._cached: dict[tuple[int, int], list[DeviceBatch]] = {}
+        self._cache_lock = threading.Lock()
+
+    # -- the device cache
+
+    def cache_put(self, cache_key: int, partition: int, batches: list[pa.RecordBatch]) -> None:
+        """Keep a copy of one cached partition on this device; reads of it then need no transfer."""
+        moved = [to_device(b, self.xp) for b in batches if b.num_rows]
+        with self._cache_lock:
+            self._cached[(cache_key, partition)] = moved
+
+    def cache_drop(self, cache_key: int) -> None:
+        with self._cache_lock:
+            for k in [k for k in self._cached if k[0] == cache_key]:
+                del self._cached[k]
+
+    def holds(self, plan: P.CachedExec) -> bool:
+        """Whether every partition of the cached relation `plan` reads is on this device."""
+        with self._cache_lock:
+            return all((plan.cache_key, p) in self._cached for p in range(plan.partitions))
 
     # -- what the device can run
 
     def unsupported(self, plan: P.PhysicalPlan) -> str | None:
         """None when this executor can run `plan`'s operator, else why not (shown by explain)."""
         name = type(plan).__name__
+        if isinstance(plan, P.CachedExec):
+            return None if self.holds(plan) else f"cache {plan.cache_key} is not kept on {self.device}"
         if isinstance(plan, P.MapInBatchesExec):
             # user code costs what it costs: it goes where its resource profile asks, never by estimate
             pin = P.device_pin(plan)
@@ -109,6 +134,15 @@ class ArrayExecutor:
         yield from handler(plan, partition, ctx)
 
     # -- operators
+
+    def _CachedExec(self, plan: P.CachedExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
+        with self._cache_lock:
+            batches = self._cached.get((plan.cache_key, partition))
+        if batches is None:
+            raise DeviceFallback(f"partition {partition} of cache {plan.cache_key} is no longer on {self.device}")
+        names = tuple(a.internal_name for a in plan.attributes)
+        for b in batches:
+            yield DeviceBatch(names, b.columns, b.num_rows)
 
     def _FilterExec(self, plan: P.FilterExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
         for batch in self.device_batches(plan.child, partition, ctx):

@@ -203,7 +203,7 @@ class _Placer:
         cand = self.candidates[i]
         label = cand.label
         if cand.device.kind != "cpu":
-            if isinstance(node, _HOST_ONLY):
+            if isinstance(node, _HOST_ONLY) and not isinstance(node, P.CachedExec):
                 return DeviceCost(label, None, reason="reads host data")
             reason = cand.unsupported(node)
             if reason:

@@ -164,3 +164,33 @@ def test_later_stages_are_placed_with_the_finished_stages_actual_sizes(spark):
     for op in reads:
         stage = int(op.operator.split("stage ")[1].rstrip(")"))
         assert op.rows == written[stage], (op, written)
+
+
+def test_data_cached_on_the_device_is_read_there_without_a_transfer(spark):
+    with gpu(spark, quiver_cache_device="gpu"):
+        cached = spark.range(0, 20_000).withColumn("v", F.col("id") * 3).cache()
+        cached.count()
+        query = cached.filter(F.col("v") % 2 == 0).groupBy((F.col("id") % 10).alias("g")).agg(F.sum("v").alias("s"))
+        on_host = spark.range(0, 20_000).withColumn("v", F.col("id") * 3).filter(F.col("v") % 2 == 0)
+        cached_plan = [op for s in query._execution().stages.stages
+                       for op in spark.place(s.id, s.root).operators]
+        host_plan = [op for s in on_host._execution().stages.stages for op in spark.place(s.id, s.root).operators]
+        with settings(spark, quiver_placement="gpu"):
+            forced = sorted(query.collect())
+            used = {d for s in spark._scheduler.last_job.stages for d in s.devices}
+        cached.unpersist()
+    expected = sorted(spark.range(0, 20_000).withColumn("v", F.col("id") * 3).filter(F.col("v") % 2 == 0)
+                      .groupBy((F.col("id") % 10).alias("g")).agg(F.sum("v").alias("s")).collect())
+    assert forced == expected and "gpu:0 (emulated)" in used
+    scan = next(op for op in cached_plan if op.operator == "Cached")
+    assert next(c for c in scan.costs if c.device.startswith("gpu")).compute_s is not None  # lives there too
+    cached_filter = next(op for op in cached_plan if op.operator == "Filter")
+    host_filter = next(op for op in host_plan if op.operator == "Filter")
+    gpu_cost = lambda op: next(c for c in op.costs if c.device.startswith("gpu"))  # noqa: E731
+    assert gpu_cost(cached_filter).transfer_in_s == 0 < gpu_cost(host_filter).transfer_in_s
+
+
+def test_the_device_cache_must_name_a_configured_device(spark):
+    with settings(spark, quiver_devices="cpu", quiver_cache_device="npu"):
+        with pytest.raises(ConfigurationError, match="lists no npu"):
+            spark.range(0, 10).cache().count()

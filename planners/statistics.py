@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from quiver.engine import plan as L
 from quiver.engine import types as T
 from quiver.engine.expressions import (
-    Alias, And, AttributeRef, Cast, Comparison, Expr, In, IsNotNull, IsNull, Literal, Not, Or, ScalarFunction,
+    Alias, And, AttributeRef, BinaryArithmetic, Cast, Comparison, Expr, In, IsNotNull, IsNull, Literal, Not, Or, ScalarFunction,
     split_conjuncts,
 )
 
@@ -83,7 +83,8 @@ def _estimate(plan: L.LogicalPlan) -> Estimate:
         return Estimate(plan.table.num_rows, plan.table.nbytes, _local_columns(plan))
     if isinstance(plan, L.RangeRelation):
         rows = L.plan_stats_rows(plan) or 0
-        return Estimate(rows, rows * 8)
+        low, high = sorted((plan.start, plan.start + (rows - 1) * plan.step)) if rows else (plan.start, plan.start)
+        return Estimate(rows, rows * 8, {plan.attribute.expr_id: ColumnEstimate(rows, low, high)})
     if isinstance(plan, L.SourceScan):
         return _scan(plan)
     if isinstance(plan, L.InMemoryRelation):
@@ -224,7 +225,23 @@ def _aggregate(plan: L.Aggregate, k: Estimate) -> Estimate:
 def _named_column(e: Expr, k: Estimate) -> ColumnEstimate | None:
     """The estimate of a column, also under an alias (`groupBy(col("k").alias("g"))` groups as `k` does)."""
     source = e.child if isinstance(e, Alias) else e
+    modulus = _int_literal(source.right) if isinstance(source, BinaryArithmetic) and source.op == "%" else None
+    if modulus:
+        # x % m takes at most |m| values (2|m| - 1 with negative x), and at most as many as x does
+        inner = _named_column(source.left, k)
+        bound = abs(modulus) * (2 if inner is None or inner.low is None or inner.low < 0 else 1)
+        ndv = min(bound, inner.ndv) if inner is not None and inner.ndv else min(bound, max(k.rows, 1))
+        return ColumnEstimate(ndv)
     return k.columns.get(source.expr_id) if isinstance(source, AttributeRef) else None
+
+
+def _int_literal(e: Expr) -> int | None:
+    """The value of an integer constant (also under a cast to an integral type), else None."""
+    if isinstance(e, Cast) and isinstance(e.to, T.IntegralType):
+        e = e.child
+    if isinstance(e, Literal) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    return None
 
 
 def equi_keys(condition: Expr | None, left_ids: set[int], right_ids: set[int]) -> list[tuple[AttributeRef, AttributeRef]]:

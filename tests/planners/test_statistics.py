@@ -161,7 +161,19 @@ def test_in_memory_table_reads_ranges_of_numeric_and_date_columns(spark):
         "s": None,  # no numeric range
         "n": None,  # no values
     }
-    assert estimate(spark.range(100)._plan) == Estimate(100, 800)
+    rng = spark.range(100)._plan
+    assert estimate(rng) == Estimate(100, 800, {rng.attribute.expr_id: ColumnEstimate(100, 0, 99)})
+
+
+def test_range_ids_are_distinct_and_a_modulo_bounds_the_groups(spark):
+    from quiver import functions as F
+
+    rng = spark.range(10, 1000, 3)._plan
+    assert estimate(rng).columns[rng.attribute.expr_id] == ColumnEstimate(330, 10, 997)
+    grouped = spark.range(0, 1_000_000).groupBy((F.col("id") % 1000).alias("g")).count()._plan
+    assert estimate(grouped).rows == 1000
+    few = spark.range(0, 50).groupBy((F.col("id") % 1000).alias("g")).count()._plan
+    assert estimate(few).rows == 50
 
 
 def test_in_memory_foreign_key_join_keeps_the_fact_rows(spark):
@@ -302,7 +314,9 @@ def test_aggregate_groups(orders):
     assert estimate(orders.groupBy("grp", "id").count()._plan).rows == ROWS
     # no distinct count (double) or a computed key: sqrt(rows)
     assert estimate(orders.groupBy("price").count()._plan).rows == int(ROWS ** 0.5)
-    assert estimate(orders.groupBy((F.col("id") % 7).alias("m")).count()._plan).rows == int(ROWS ** 0.5)
+    assert estimate(orders.groupBy((F.col("id") * 7).alias("m")).count()._plan).rows == int(ROWS ** 0.5)
+    # x % m has at most m values
+    assert estimate(orders.groupBy((F.col("id") % 7).alias("m")).count()._plan).rows == 7
     # after a filter, distinct counts shrink with the rows
     assert estimate(orders.filter(F.col("id") < 10).groupBy("grp").count()._plan).rows == 10
     assert estimate(orders.agg(F.sum("price"))._plan).rows == 1

@@ -179,14 +179,14 @@ def add(left: FixedPoint, right: FixedPoint, op: str) -> FixedPoint | None:
     if a is None or b is None or a.bound + b.bound > _INT64_LIMIT:
         return None
     values = np.add(a.values, b.values) if op == "+" else np.subtract(a.values, b.values)
-    return FixedPoint(values, scale, a.bound + b.bound, _both_valid(left.valid, right.valid))
+    return FixedPoint(values, scale, a.bound + b.bound, both_valid(left.valid, right.valid))
 
 
 def multiply(left: FixedPoint, right: FixedPoint) -> FixedPoint | None:
     if left.bound * right.bound > _INT64_LIMIT:
         return None
     values = np.multiply(left.values, right.values)
-    return FixedPoint(values, left.scale + right.scale, left.bound * right.bound, _both_valid(left.valid, right.valid))
+    return FixedPoint(values, left.scale + right.scale, left.bound * right.bound, both_valid(left.valid, right.valid))
 
 
 def conform(value: FixedPoint, to) -> FixedPoint | None:
@@ -214,7 +214,7 @@ def conform(value: FixedPoint, to) -> FixedPoint | None:
     return value
 
 
-def _both_valid(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+def both_valid(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
     if a is None:
         return b
     if b is None:

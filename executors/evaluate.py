@@ -12,15 +12,29 @@ from typing import Union
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-
 from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
 from quiver.engine.expressions import (
-    Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In, IsNotNull,
-    IsNull, Literal, Negate, Not, Or, PythonUDF, ScalarFunction,
+    Alias,
+    And,
+    AttributeRef,
+    BinaryArithmetic,
+    CaseWhen,
+    Cast,
+    Comparison,
+    Expr,
+    In,
+    IsNotNull,
+    IsNull,
+    Literal,
+    Negate,
+    Not,
+    Or,
+    PythonUDF,
+    ScalarFunction,
 )
 from quiver.executors.decimal_kernels import int64_decimal_arithmetic
-from quiver.executors.fixed_point import fixed_point_decimal
+from quiver.executors.fixed_point import fixed_point_comparison, fixed_point_decimal
 
 Value = Union[pa.Array, pa.ChunkedArray, pa.Scalar]
 
@@ -53,13 +67,17 @@ def evaluate(expr: Expr, batch: pa.RecordBatch, memo: dict | None = None) -> Val
     if isinstance(expr, Negate):
         return pc.negate(evaluate(expr.child, batch))
     if isinstance(expr, Comparison):
-        return _compare(expr.op, evaluate(expr.left, batch), evaluate(expr.right, batch))
+        if isinstance(expr.left.dtype, T.DecimalType) and isinstance(expr.right.dtype, T.DecimalType):
+            fast = fixed_point_comparison(expr, batch, memo)
+            if fast is not None:
+                return fast
+        return _compare(expr.op, evaluate(expr.left, batch, memo), evaluate(expr.right, batch, memo))
     if isinstance(expr, And):
-        return pc.and_kleene(evaluate(expr.left, batch), evaluate(expr.right, batch))
+        return pc.and_kleene(evaluate(expr.left, batch, memo), evaluate(expr.right, batch, memo))
     if isinstance(expr, Or):
-        return pc.or_kleene(evaluate(expr.left, batch), evaluate(expr.right, batch))
+        return pc.or_kleene(evaluate(expr.left, batch, memo), evaluate(expr.right, batch, memo))
     if isinstance(expr, Not):
-        return pc.invert(evaluate(expr.child, batch))
+        return pc.invert(evaluate(expr.child, batch, memo))
     if isinstance(expr, IsNull):
         return pc.is_null(evaluate(expr.child, batch))
     if isinstance(expr, IsNotNull):
@@ -112,7 +130,7 @@ def literal_scalar(lit: Literal) -> pa.Scalar:
 
 def filter_batch(batch: pa.RecordBatch, condition: Expr) -> pa.RecordBatch:
     """Rows where `condition` is true (null counts as false, as in SQL)."""
-    mask = evaluate(condition, batch)
+    mask = evaluate(condition, batch, {})
     if isinstance(mask, pa.Scalar):
         return batch if mask.as_py() else batch.slice(0, 0)
     return batch.filter(mask, null_selection_behavior="drop")

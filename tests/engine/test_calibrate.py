@@ -1,5 +1,6 @@
-"""engine/calibrate.py and `quiver calibrate`: a quick calibration writes a loadable CPU profile, the
-held-out evaluator returns finite errors, and the fit recovers a known linear cost exactly."""
+"""engine/calibrate.py, engine/calibrate_device.py and `quiver calibrate`: a quick calibration writes a
+loadable CPU or (emulated) GPU profile, the held-out evaluators return finite errors, a missing device
+fails with a message naming what is missing, and the fit recovers a known linear cost exactly."""
 from __future__ import annotations
 
 import math
@@ -7,8 +8,10 @@ import math
 import numpy as np
 import pytest
 from quiver.engine import calibrate as C
+from quiver.engine import calibrate_device as D
 from quiver.engine.cli import main
 from quiver.engine.errors import ConfigurationError
+from quiver.executors.gpu import GpuExecutor
 from quiver.planners.cost import OPERATORS, OperatorCost, load_profile
 
 
@@ -76,3 +79,79 @@ def test_fit_recovers_a_known_linear_cost():
     fitted = C.fit_cost(points, C.TERMS["aggregate"])
     for field in ("fixed", "per_row", "per_byte", "per_group"):
         assert getattr(fitted, field) == pytest.approx(getattr(truth, field), rel=1e-6)
+
+
+@pytest.fixture(scope="module")
+def emulated_gpu():
+    return GpuExecutor.open(emulated=True)
+
+
+@pytest.fixture(scope="module")
+def emulated_gpu_profile(tmp_path_factory, emulated_gpu):
+    path = tmp_path_factory.mktemp("calibrate") / "gpu.json"
+    D.calibrate_device("gpu", str(path), executor=emulated_gpu, sizes=(1 << 10, 1 << 12), repeats=1)
+    return load_profile(str(path))
+
+
+def test_emulated_gpu_calibration_writes_a_loadable_gpu_profile(emulated_gpu_profile):
+    p = emulated_gpu_profile
+    assert p.kind == "gpu" and p.name == "gpu-calibrated"
+    assert "emulated" in p.source and D.EMULATED_NOTE in p.source
+    assert p.notes["emulated"] == D.EMULATED_NOTE
+    assert p.host_to_device_bytes_per_s > 0 and p.device_to_host_bytes_per_s > 0
+    assert p.transfer_latency_s >= 0 and p.launch_overhead_s > 0
+    assert p.memory_bytes > 0
+    assert p.transfer_seconds(1 << 20, to_device=True) > p.transfer_seconds(1 << 10, to_device=True)
+    assert set(p.operators) == set(OPERATORS)
+    for op in set(OPERATORS) - {"scan"}:  # scan is what to_device costs beyond the link, which may be nothing
+        cost = p.operators[op]
+        assert cost.per_row + cost.per_byte > 0, f"{op}: a bigger input must cost more"
+
+
+def test_device_calibration_refuses_an_executor_of_another_kind(emulated_gpu):
+    with pytest.raises(ConfigurationError, match="calibrate_device\\('npu'\\) was given the executor of gpu:0"):
+        D.calibrate_device("npu", None, executor=emulated_gpu, sizes=(1 << 10,), repeats=1)
+
+
+def test_held_out_evaluation_of_the_emulated_gpu(emulated_gpu_profile, emulated_gpu):
+    report = D.evaluate_device_profile(emulated_gpu_profile, emulated_gpu, sizes=(1 << 11,), repeats=1)
+    assert set(report["per_operator"]) == set(OPERATORS)
+    assert all(math.isfinite(e) and e >= 0 for e in report["per_operator"].values())
+    assert {m["rows"] for m in report["measurements"]} == {1 << 11}
+    assert all(m["measured_s"] > 0 for m in report["measurements"])
+    with pytest.raises(ConfigurationError, match="describes a cpu"):
+        D.evaluate_device_profile(load_profile("cpu-generic"), emulated_gpu, sizes=(1 << 10,), repeats=1)
+
+
+def test_cli_calibrates_an_emulated_gpu_with_a_warning(tmp_path, capsys):
+    path = tmp_path / "gpu.json"
+    status = main(["calibrate", "--device", "gpu:emulated", "--quick", "--repeats", "1", "--check",
+                   "--output", str(path)])
+    captured = capsys.readouterr()
+    assert status in (0, 1)
+    assert D.EMULATED_NOTE in captured.err
+    assert "host link" in captured.out and "median relative error" in captured.out
+    profile = load_profile(str(path))
+    assert profile.kind == "gpu" and "emulated" in profile.source
+
+
+@pytest.mark.parametrize("kind, library", [("gpu", "CuPy"), ("npu", "torch")])
+def test_cli_without_the_device_says_what_is_missing(kind, library, tmp_path, capsys):
+    try:
+        D.open_executor(kind)
+    except ConfigurationError:
+        pass
+    else:
+        pytest.skip(f"this machine has a {kind}")
+    path = tmp_path / "p.json"
+    assert main(["calibrate", "--device", kind, "--quick", "--output", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot calibrate {kind}:0" in err and library in err
+    assert f"quiver.profile.{kind}" in err
+    assert ("nvidia-h200" if kind == "gpu" else "ascend-910b") in err
+    assert not path.exists()
+
+
+def test_cli_refuses_an_unknown_device(tmp_path, capsys):
+    assert main(["calibrate", "--device", "tpu", "--output", str(tmp_path / "p.json")]) == 2
+    assert "unknown device kind 'tpu'" in capsys.readouterr().err

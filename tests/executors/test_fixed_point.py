@@ -7,12 +7,19 @@ import decimal
 import random
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
-
+from hypothesis import given
+from hypothesis import strategies as st
 from quiver.engine import types as T
-from quiver.engine.expressions import AttributeRef, BinaryArithmetic, Literal
+from quiver.engine.expressions import (
+    AttributeRef,
+    BinaryArithmetic,
+    Comparison,
+    Literal,
+)
 from quiver.executors import evaluate as E
-from quiver.executors.fixed_point import fixed_point_decimal
+from quiver.executors.fixed_point import fixed_point_comparison, fixed_point_decimal
 
 PRICE = AttributeRef("price", T.DecimalType(15, 2), True, 101)
 RATE = AttributeRef("rate", T.DecimalType(15, 2), True, 102)
@@ -96,3 +103,16 @@ def test_common_subexpressions_are_computed_once():
     first = memo[discounted]
     fixed_point_decimal(BinaryArithmetic("*", discounted, BinaryArithmetic("+", ONE, RATE)), batch, memo)
     assert memo[discounted] is first
+
+
+@given(st.lists(st.one_of(st.none(), st.decimals(min_value=-10**6, max_value=10**6, places=2)), min_size=1, max_size=40),
+       st.decimals(min_value=-10**6, max_value=10**6, places=3), st.sampled_from(["=", "<", "<=", ">", ">="]))
+def test_decimal_comparisons_in_int64_match_arrows(values, constant, op):
+    column = pa.array(values, pa.decimal128(12, 2))
+    attr = AttributeRef("c", T.DecimalType(12, 2), True, 0)
+    batch = pa.RecordBatch.from_arrays([column], names=[attr.internal_name])
+    expr = Comparison(op, attr, Literal(constant, T.DecimalType(10, 3)))
+    fast = fixed_point_comparison(expr, batch)
+    assert fast is not None
+    arrow = {"=": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}[op]
+    assert fast.equals(arrow(column, pa.scalar(constant, pa.decimal128(10, 3))))

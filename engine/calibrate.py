@@ -20,7 +20,7 @@ import platform
 import socket
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +33,7 @@ from quiver.engine.expressions import (
     AttributeRef,
     BinaryArithmetic,
     Comparison,
+    Expr,
     Literal,
     SortOrder,
     new_expr_id,
@@ -55,7 +56,7 @@ TERMS = {op: ("fixed", "per_row", "per_byte") for op in OPERATORS}
 TERMS["aggregate"] = ("fixed", "per_row", "per_byte", "per_group")
 TERMS["join_probe"] = ("fixed", "per_row", "per_byte", "per_build_row")
 
-_KEY = AttributeRef("k", T.LongType(), False, new_expr_id())
+KEY = AttributeRef("k", T.LongType(), False, new_expr_id())
 _PAYLOAD = {
     "int64": AttributeRef("i", T.LongType(), False, new_expr_id()),
     "float64": AttributeRef("f", T.DoubleType(), False, new_expr_id()),
@@ -80,7 +81,7 @@ class Measurement:
 
 
 @dataclass
-class _Case:
+class Case:
     """A prepared operator run: its cost-model inputs, the call to time, and the times taken."""
 
     op: str
@@ -97,11 +98,12 @@ class _Case:
                            self.build_bytes, seconds)
 
 
-def _payload_attrs(variant: str) -> list[AttributeRef]:
+def payload_attrs(variant: str) -> list[AttributeRef]:
+    """The payload columns of a variant: one of int64, float64, decimal, string, or all four ("wide")."""
     return list(_PAYLOAD.values()) if variant == "wide" else [_PAYLOAD[variant]]
 
 
-class _Inputs:
+class Inputs:
     """Synthetic batches for one measurement run; operators share them (and their payload columns)."""
 
     def __init__(self, seed: int, folder: str):
@@ -112,16 +114,16 @@ class _Inputs:
     def base(self, variant: str, rows: int) -> pa.RecordBatch:
         """Key `k` uniform over [0, rows) and the variant's payload columns."""
         if (variant, rows) not in self._base:
-            attrs = _payload_attrs(variant)
+            attrs = payload_attrs(variant)
             arrays = [pa.array(self.rng.integers(0, rows, rows))] + [self._column(a, rows) for a in attrs]
-            names = [_KEY.internal_name] + [a.internal_name for a in attrs]
+            names = [KEY.internal_name] + [a.internal_name for a in attrs]
             self._base[(variant, rows)] = pa.RecordBatch.from_arrays(arrays, names=names)
         return self._base[(variant, rows)]
 
     def keyed(self, variant: str, rows: int, keys: np.ndarray) -> pa.RecordBatch:
         """The first len(keys) base rows with `keys` as their key column."""
         batch = self.base(variant, rows).slice(0, len(keys))
-        return batch.set_column(0, _KEY.internal_name, pa.array(keys))
+        return batch.set_column(0, KEY.internal_name, pa.array(keys))
 
     def _column(self, attr: AttributeRef, rows: int) -> pa.Array:
         t = attr.dtype
@@ -134,13 +136,13 @@ class _Inputs:
         return _STRINGS.take(pa.array(self.rng.integers(0, len(_STRINGS), rows)))
 
 
-def _groups(variant: str, rows: int) -> int:
+def group_count(variant: str, rows: int) -> int:
     """Aggregate group counts, from a few dozen to one per four rows across the variants."""
     per_group = {"int64": 0, "float64": 64, "decimal": 4, "string": 1024, "wide": 16}[variant]
     return min(rows, max(1, rows // per_group) if per_group else 32)
 
 
-def _build_share(variant: str) -> int:
+def build_share(variant: str) -> int:
     """Probe rows per build row in the join_probe runs, from 1 to 64 across the variants."""
     return {"int64": 1, "float64": 16, "decimal": 4, "string": 64, "wide": 2}[variant]
 
@@ -148,7 +150,7 @@ def _build_share(variant: str) -> int:
 # ---------------------------------------------------------------- one case per operator
 
 
-def _scan_case(data: _Inputs, variant: str, rows: int) -> _Case:
+def _scan_case(data: Inputs, variant: str, rows: int) -> Case:
     batch = data.base(variant, rows)
     path = os.path.join(data.folder, f"scan-{variant}-{rows}.parquet")
     pq.write_table(pa.Table.from_batches([batch]), path, compression="snappy", row_group_size=PROBE_BATCH_ROWS)
@@ -158,18 +160,19 @@ def _scan_case(data: _Inputs, variant: str, rows: int) -> _Case:
         reader = pq.ParquetFile(path, pre_buffer=False)
         return [reader.read_row_group(i, use_threads=False) for i in range(reader.metadata.num_row_groups)]
 
-    return _Case("scan", variant, rows, batch.nbytes, run)
+    return Case("scan", variant, rows, batch.nbytes, run)
 
 
-def _filter_case(data: _Inputs, variant: str, rows: int) -> _Case:
+def _filter_case(data: Inputs, variant: str, rows: int) -> Case:
     from quiver.executors.evaluate import filter_batch
 
     batch = data.base(variant, rows)
-    condition = Comparison("<", _KEY, Literal(rows // 2, T.LongType()))
-    return _Case("filter", variant, rows, batch.nbytes, lambda: filter_batch(batch, condition))
+    condition = Comparison("<", KEY, Literal(rows // 2, T.LongType()))
+    return Case("filter", variant, rows, batch.nbytes, lambda: filter_batch(batch, condition))
 
 
-def _projection(attr: AttributeRef):
+def projection(attr: AttributeRef) -> Expr:
+    """The benchmark's projection of one column: arithmetic on numbers, strings passed through."""
     t = attr.dtype
     if isinstance(t, T.LongType):
         return BinaryArithmetic("+", BinaryArithmetic("*", attr, Literal(3, T.LongType())), attr)
@@ -180,35 +183,35 @@ def _projection(attr: AttributeRef):
     return attr  # strings pass through, as most projections carry them
 
 
-def _project_case(data: _Inputs, variant: str, rows: int) -> _Case:
+def _project_case(data: Inputs, variant: str, rows: int) -> Case:
     from quiver.executors.evaluate import evaluate_array
 
     batch = data.base(variant, rows)
-    exprs = [_projection(_KEY)] + [_projection(a) for a in _payload_attrs(variant)]
+    exprs = [projection(KEY)] + [projection(a) for a in payload_attrs(variant)]
     names = [f"p{i}" for i in range(len(exprs))]
 
     # a column passed through is zero-copy: project's bytes are those its expressions compute from
-    computed = sum(batch.column(a.internal_name).nbytes for e, a in zip(exprs, [_KEY, *_payload_attrs(variant)])
+    computed = sum(batch.column(a.internal_name).nbytes for e, a in zip(exprs, [KEY, *payload_attrs(variant)])
                    if e is not a)
 
     def run():
         return pa.RecordBatch.from_arrays([evaluate_array(e, batch) for e in exprs], names=names)
 
-    return _Case("project", variant, rows, computed, run)
+    return Case("project", variant, rows, computed, run)
 
 
-def _aggregate_case(data: _Inputs, variant: str, rows: int) -> _Case:
+def _aggregate_case(data: Inputs, variant: str, rows: int) -> Case:
     from quiver.executors.aggregate import aggregate_partition
     from quiver.planners.physical import AggregateCall
 
-    groups = _groups(variant, rows)
+    groups = group_count(variant, rows)
     batch = data.keyed(variant, rows, data.rng.integers(0, groups, rows))
     calls = []
-    for a in _payload_attrs(variant):
+    for a in payload_attrs(variant):
         fn = AggregateFunction("max" if isinstance(a.dtype, T.StringType) else "sum", (a,))
         calls.append(AggregateCall(fn, AttributeRef(fn.sql(), fn.dtype, True, new_expr_id())))
-    keys = ((_KEY, AttributeRef("g", T.LongType(), False, new_expr_id())),)
-    return _Case("aggregate", variant, rows, batch.nbytes,
+    keys = ((KEY, AttributeRef("g", T.LongType(), False, new_expr_id())),)
+    return Case("aggregate", variant, rows, batch.nbytes,
                  lambda: list(aggregate_partition([batch], keys, tuple(calls), "partial")), groups=groups)
 
 
@@ -219,62 +222,62 @@ def _join(probe: pa.RecordBatch, build: pa.RecordBatch, variant: str) -> Callabl
     """An inner hash join as the CPU executor runs one: probe batches streamed through a table built on `build`."""
     from quiver.executors.join import stream_hash_join
 
-    probe_attrs = (_KEY, *_payload_attrs(variant))
-    build_payload = tuple(AttributeRef(f"b{a.name}", a.dtype, False, new_expr_id()) for a in _payload_attrs(variant))
+    probe_attrs = (KEY, *payload_attrs(variant))
+    build_payload = tuple(AttributeRef(f"b{a.name}", a.dtype, False, new_expr_id()) for a in payload_attrs(variant))
     table = pa.Table.from_batches([build]).rename_columns(
         [_BUILD_KEY.internal_name] + [a.internal_name for a in build_payload])
     output = probe_attrs + (_BUILD_KEY, *build_payload)
     batches = [probe.slice(s, PROBE_BATCH_ROWS) for s in range(0, probe.num_rows, PROBE_BATCH_ROWS)]
 
     def run():
-        return list(stream_hash_join(iter(batches), probe_attrs, (_KEY,), table, (_BUILD_KEY,), "inner", output,
+        return list(stream_hash_join(iter(batches), probe_attrs, (KEY,), table, (_BUILD_KEY,), "inner", output,
                                      probe_is_left=True))
 
     return run
 
 
-def _join_build_case(data: _Inputs, variant: str, rows: int) -> _Case:
+def _join_build_case(data: Inputs, variant: str, rows: int) -> Case:
     build = data.keyed(variant, rows, data.rng.permutation(rows))
     probe = data.keyed(variant, rows, np.array([rows // 2]))
-    return _Case("join_build", variant, rows, build.nbytes, _join(probe, build, variant))
+    return Case("join_build", variant, rows, build.nbytes, _join(probe, build, variant))
 
 
-def _join_probe_case(data: _Inputs, variant: str, rows: int) -> _Case:
-    build_rows = max(1, rows // _build_share(variant))
+def _join_probe_case(data: Inputs, variant: str, rows: int) -> Case:
+    build_rows = max(1, rows // build_share(variant))
     build = data.keyed(variant, rows, data.rng.permutation(build_rows))
     probe = data.keyed(variant, rows, data.rng.integers(0, 2 * build_rows, rows))  # half the keys match
-    return _Case("join_probe", variant, rows, probe.nbytes, _join(probe, build, variant),
+    return Case("join_probe", variant, rows, probe.nbytes, _join(probe, build, variant),
                  build_rows=build_rows, build_bytes=build.nbytes)
 
 
-_ORDER = (SortOrder(_KEY, True, None),)
+ORDER = (SortOrder(KEY, True, None),)
 
 
-def _sort_case(data: _Inputs, variant: str, rows: int) -> _Case:
+def _sort_case(data: Inputs, variant: str, rows: int) -> Case:
     from quiver.executors.evaluate import evaluate_array
     from quiver.executors.sort import sort_indices
 
     batch = data.base(variant, rows)
 
     def run():  # as SortExec: the permutation of the keys, then one take of every column
-        return batch.take(sort_indices([evaluate_array(_KEY, batch)], _ORDER))
+        return batch.take(sort_indices([evaluate_array(KEY, batch)], ORDER))
 
-    return _Case("sort", variant, rows, batch.nbytes, run)
+    return Case("sort", variant, rows, batch.nbytes, run)
 
 
-def _topk_case(data: _Inputs, variant: str, rows: int) -> _Case:
+def _topk_case(data: Inputs, variant: str, rows: int) -> Case:
     from quiver.executors.evaluate import evaluate_array
     from quiver.executors.sort import top_k_indices
 
     batch = data.base(variant, rows)
 
     def run():
-        return batch.take(top_k_indices([evaluate_array(_KEY, batch)], _ORDER, TOPK))
+        return batch.take(top_k_indices([evaluate_array(KEY, batch)], ORDER, TOPK))
 
-    return _Case("topk", variant, rows, batch.nbytes, run)
+    return Case("topk", variant, rows, batch.nbytes, run)
 
 
-def _exchange_case(data: _Inputs, variant: str, rows: int) -> _Case:
+def _exchange_case(data: Inputs, variant: str, rows: int) -> Case:
     from quiver.executors.partitioning import hash_partition_ids, split_by_ids
 
     batch = data.base(variant, rows)
@@ -283,7 +286,7 @@ def _exchange_case(data: _Inputs, variant: str, rows: int) -> _Case:
         ids = hash_partition_ids([batch.column(0)], EXCHANGE_PARTITIONS)
         return split_by_ids(batch, ids, EXCHANGE_PARTITIONS)
 
-    return _Case("exchange", variant, rows, batch.nbytes, run)
+    return Case("exchange", variant, rows, batch.nbytes, run)
 
 
 BENCHMARKS = {
@@ -302,7 +305,7 @@ BENCHMARKS = {
     "exchange": "hash_partition_ids on an int64 key into 8 partitions, then split_by_ids",
 }
 
-CASES: dict[str, Callable[[_Inputs, str, int], _Case]] = {
+CASES: dict[str, Callable[[Inputs, str, int], Case]] = {
     "scan": _scan_case, "filter": _filter_case, "project": _project_case, "aggregate": _aggregate_case,
     "join_build": _join_build_case, "join_probe": _join_probe_case, "sort": _sort_case, "topk": _topk_case,
     "exchange": _exchange_case,
@@ -325,22 +328,27 @@ def measure(sizes: Sequence[int], repeats: int = 3, operators: Iterable[str] = O
     under 20 ms is repeated within its pass, since it is noisier.
     """
     operators = list(operators)
-    timer = CLOCKS[clock]
     with tempfile.TemporaryDirectory(prefix="quiver-calibrate-") as folder:
-        data = _Inputs(seed, folder)
+        data = Inputs(seed, folder)
         for op, variant in itertools.product(operators, variants):
-            CASES[op](_Inputs(seed, folder), variant, 256).run()  # the first call may compile or import
+            CASES[op](Inputs(seed, folder), variant, 256).run()  # the first call may compile or import
         cases = [CASES[op](data, variant, int(rows)) for op, variant, rows in itertools.product(operators, variants, sizes)]
-        times: list[list[float]] = [[] for _ in cases]
-        inner = [1] * len(cases)
-        order = list(range(len(cases)))
-        for p in range(max(1, repeats)):
-            data.rng.shuffle(order)
-            for i in order:
-                times[i].extend(_timed(cases[i].run, inner[i], timer))
-                if p == 0:
-                    first = min(times[i])
-                    inner[i] = 1 if first > 0.02 else 3 if first > 0.002 else 9
+        return time_cases(cases, repeats, CLOCKS[clock], data.rng)
+
+
+def time_cases(cases: Sequence[Case], repeats: int, timer: Callable[[], float],
+               rng: np.random.Generator) -> list[Measurement]:
+    """Median seconds of each case: one shuffled pass over every case per repeat (see `measure`)."""
+    times: list[list[float]] = [[] for _ in cases]
+    inner = [1] * len(cases)
+    order = list(range(len(cases)))
+    for p in range(max(1, repeats)):
+        rng.shuffle(order)
+        for i in order:
+            times[i].extend(_timed(cases[i].run, inner[i], timer))
+            if p == 0:
+                first = min(times[i])
+                inner[i] = 1 if first > 0.02 else 3 if first > 0.002 else 9
     return [c.measurement(float(np.median(t))) for c, t in zip(cases, times)]
 
 
@@ -394,29 +402,39 @@ def fit_cost(points: Sequence[Measurement], terms: Sequence[str],
     # scale columns to unit size so the solver does not see 1 next to 1e8
     scale = np.maximum(np.abs(a * weight[:, None]).max(axis=0), 1e-300)
     x = nnls(a * weight[:, None] / scale, target * weight) / scale
-    return OperatorCost(**{t: float(v) for t, v in zip(terms, x)})
+    return OperatorCost(**{"fixed": 0.0, "per_row": 0.0, "per_byte": 0.0, **{t: float(v) for t, v in zip(terms, x)}})
 
 
 def _build_seconds(cost: OperatorCost) -> Callable[[Measurement], float]:
     return lambda m: cost.seconds(m.build_rows, m.build_bytes)
 
 
-def fit_profile(points: Sequence[Measurement], name: str, source: str) -> DeviceProfile:
-    """A kind="cpu" profile with one OperatorCost per operator fitted from `points`."""
+MODEL_NOTE = ("seconds = fixed + per_row*rows + per_byte*bytes (+ per_group*groups, per_build_row*build_rows), "
+              "each operator fitted by non-negative least squares on relative residuals")
+
+
+def fit_costs(points: Sequence[Measurement],
+              offsets: Mapping[str, Callable[[Measurement], float]] | None = None) -> dict[str, OperatorCost]:
+    """One OperatorCost per operator fitted from `points`; `offsets[op]` is seconds of each of op's
+    measurements that another part of the profile already charges (subtracted before fitting)."""
+    offsets = dict(offsets or {})
     by_op = {op: [m for m in points if m.op == op] for op in OPERATORS}
     costs: dict[str, OperatorCost] = {}
     for op in OPERATORS:
-        if op == "join_probe":
-            continue
-        costs[op] = fit_cost(by_op[op], TERMS[op])
+        if op != "join_probe":
+            costs[op] = fit_cost(by_op[op], TERMS[op], offsets.get(op))
     # a measured join is build + probe: probe costs what the build model does not explain
     costs["join_probe"] = fit_cost(by_op["join_probe"], TERMS["join_probe"], _build_seconds(costs["join_build"]))
+    return {op: costs[op] for op in OPERATORS}
+
+
+def fit_profile(points: Sequence[Measurement], name: str, source: str) -> DeviceProfile:
+    """A kind="cpu" profile with one OperatorCost per operator fitted from `points`."""
     return DeviceProfile(
-        name=name, kind="cpu", memory_bytes=_memory_bytes(), launch_overhead_s=0.0,
+        name=name, kind="cpu", memory_bytes=host_memory_bytes(), launch_overhead_s=0.0,
         host_to_device_bytes_per_s=0.0, device_to_host_bytes_per_s=0.0, transfer_latency_s=0.0,
-        operators={op: costs[op] for op in OPERATORS}, source=source, cores=os.cpu_count() or 1,
-        notes={"model": "seconds = fixed + per_row*rows + per_byte*bytes (+ per_group*groups, per_build_row*"
-                        "build_rows), each operator fitted by non-negative least squares on relative residuals",
+        operators=fit_costs(points), source=source, cores=os.cpu_count() or 1,
+        notes={"model": MODEL_NOTE,
                "clock": "CPU seconds of the calling thread's process: an operator on a core of its own",
                "sizes": f"fitted on {sorted({m.rows for m in points})} rows; below the smallest, fixed costs "
                         "are underestimated",
@@ -428,7 +446,8 @@ def fit_profile(points: Sequence[Measurement], name: str, source: str) -> Device
                "transfer": "not applicable: a CPU reads host memory directly", **BENCHMARKS})
 
 
-def _memory_bytes() -> int:
+def host_memory_bytes() -> int:
+    """Physical memory x 0.8 (8 GiB when the OS will not say)."""
     try:
         return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 0.8)
     except (ValueError, OSError, AttributeError):
@@ -457,12 +476,17 @@ def calibrate(output_path: str | None, sizes: Sequence[int] = FIT_SIZES, repeats
               f"{os.cpu_count()} CPUs) by quiver calibrate in {time.perf_counter() - started:.0f} s")
     profile = fit_profile(points, name, source)
     if output_path:
-        os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
-        tmp = f"{output_path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(profile.to_json())
-        os.replace(tmp, output_path)
+        write_profile(profile, output_path)
     return profile
+
+
+def write_profile(profile: DeviceProfile, output_path: str) -> None:
+    """Write `profile` as JSON, atomically: a reader never sees half a file."""
+    os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
+    tmp = f"{output_path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(profile.to_json())
+    os.replace(tmp, output_path)
 
 
 def evaluate_profile(profile: DeviceProfile, sizes: Sequence[int] = HELD_OUT_SIZES, repeats: int = DEFAULT_REPEATS,
@@ -474,12 +498,18 @@ def evaluate_profile(profile: DeviceProfile, sizes: Sequence[int] = HELD_OUT_SIZ
     """
     if profile.kind != "cpu":
         raise ConfigurationError(f"evaluate_profile times the CPU executor; profile '{profile.name}' "
-                                 f"describes a {profile.kind}")
+                                 f"describes a {profile.kind} (check it with calibrate_device.evaluate_device_profile)")
     points = measure(sizes, repeats, seed=seed, clock=clock)
-    errors = {op: [] for op in OPERATORS}
+    return error_report(points, sizes, lambda m: predicted_seconds(profile, m))
+
+
+def error_report(points: Sequence[Measurement], sizes: Sequence[int],
+                 predict: Callable[[Measurement], float]) -> dict:
+    """Median relative error of `predict` against `points`, per operator, per size and overall."""
+    errors: dict[str, list[float]] = {op: [] for op in OPERATORS}
     rows = []
     for m in points:
-        pred = predicted_seconds(profile, m)
+        pred = predict(m)
         err = abs(pred - m.seconds) / max(m.seconds, 1e-9)
         errors[m.op].append(err)
         rows.append({"op": m.op, "variant": m.variant, "rows": m.rows, "bytes": m.bytes,

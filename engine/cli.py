@@ -1,4 +1,4 @@
-"""The `quiver` command line: one subcommand per job (today `calibrate`).
+"""The `quiver` command line: one subcommand per job (today `calibrate`, of the CPU or a GPU/NPU).
 
 `python -m quiver.engine.cli calibrate --quick` works without the console script installed.
 """
@@ -28,13 +28,18 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="quiver", description="Quiver: a PySpark-shaped dataflow engine on Arrow.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     cal = sub.add_parser(
-        "calibrate", help="time the CPU executor's operators on this machine and write a cost profile",
-        description="Time the CPU executor's operators (scan, filter, project, aggregate, hash join, sort, "
-                    "top-k, exchange) at several sizes on this machine, fit each operator's cost, and write "
-                    "a kind=cpu device profile that placement can load.")
-    cal.add_argument("--output", "-o", default=DEFAULT_PROFILE_PATH,
-                     help=f"where to write the profile JSON (default: {DEFAULT_PROFILE_PATH})")
-    cal.add_argument("--name", default="cpu-calibrated", help="the profile's name (default: cpu-calibrated)")
+        "calibrate", help="time a device's operators on this machine and write a cost profile",
+        description="Time the operators (scan, filter, project, aggregate, hash join, sort, top-k, exchange) "
+                    "of the CPU executor, or of the GPU/NPU kernels and the host link with --device, at several "
+                    "sizes on this machine, fit each operator's cost, and write a device profile that placement "
+                    "can load.")
+    cal.add_argument("--device", default="cpu", metavar="KIND[:INDEX]",
+                     help="cpu (default), gpu or npu, optionally with an index (gpu:1); gpu:emulated or "
+                          "npu:emulated times numpy standing in for the device, for a smoke test only")
+    cal.add_argument("--output", "-o", default=None,
+                     help="where to write the profile JSON (default: the profile's name + .json, "
+                          f"{DEFAULT_PROFILE_PATH} for the CPU)")
+    cal.add_argument("--name", default=None, help="the profile's name (default: cpu-calibrated, gpu-calibrated, ...)")
     cal.add_argument("--quick", action="store_true",
                      help="two small sizes and fewer repeats: seconds, for a smoke test, not for placement")
     cal.add_argument("--repeats", type=int, default=None, help="timed runs per case (default: 5, or 2 with --quick)")
@@ -47,22 +52,76 @@ def _parser() -> argparse.ArgumentParser:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from quiver.engine import calibrate as C
+    from quiver.engine.devices import parse_devices
+    from quiver.engine.errors import ConfigurationError
 
     if args.repeats is not None and args.repeats < 1:
         print(f"quiver calibrate: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
         return 2
+    if "," in args.device:
+        print(f"quiver calibrate: --device names one device, got {args.device!r}", file=sys.stderr)
+        return 2
+    try:
+        spec = parse_devices(args.device)[-1]  # the CPU comes first, then the device named, if any
+    except ConfigurationError as e:
+        print(f"quiver calibrate: --device {args.device}: {e}", file=sys.stderr)
+        return 2
+    name = args.name or f"{spec.kind}-calibrated"
+    output = args.output or (DEFAULT_PROFILE_PATH if spec.kind == "cpu" and not args.name else f"{name}.json")
     sizes, held_out = (C.QUICK_SIZES, C.QUICK_HELD_OUT_SIZES) if args.quick else (C.FIT_SIZES, C.HELD_OUT_SIZES)
     repeats = args.repeats or (2 if args.quick else C.DEFAULT_REPEATS)
+    if spec.kind == "cpu":
+        return _calibrate_cpu(args, output, name, sizes, held_out, repeats)
+    return _calibrate_device(args, spec, output, name, sizes, held_out, repeats)
+
+
+def _calibrate_cpu(args, output: str, name: str, sizes, held_out, repeats: int) -> int:
+    from quiver.engine import calibrate as C
+
     started = time.perf_counter()
     print(f"calibrating the CPU executor at {_sizes(sizes)} rows, {repeats} repeats ...", flush=True)
-    profile = C.calibrate(args.output, sizes=sizes, repeats=repeats, name=args.name)
-    print(f"wrote {args.output} in {time.perf_counter() - started:.1f} s ({profile.source})")
+    profile = C.calibrate(output, sizes=sizes, repeats=repeats, name=name)
+    print(f"wrote {output} in {time.perf_counter() - started:.1f} s ({profile.source})")
     print(_cost_table(profile))
     if not args.check:
         return 0
+    return _checked(held_out, lambda: C.evaluate_profile(profile, held_out, repeats=repeats))
+
+
+def _calibrate_device(args, spec, output: str, name: str, sizes, held_out, repeats: int) -> int:
+    from quiver.engine import calibrate_device as D
+    from quiver.engine.errors import ConfigurationError
+    from quiver.planners.cost import load_profile, shipped_profiles
+
+    try:
+        executor = D.open_executor(spec.kind, spec.index, spec.emulated)
+    except ConfigurationError as e:
+        shipped = [p for p in shipped_profiles() if load_profile(p).kind == spec.kind]
+        print(f"quiver calibrate: cannot calibrate {spec.kind}:{spec.index}, no such device here: {e}.\n"
+              f"To plan for one without calibrating, use a shipped {spec.kind} profile: set quiver.profile."
+              f"{spec.kind} to {' or '.join(shipped)}.", file=sys.stderr)
+        return 2
+    if spec.emulated:
+        print(f"warning: {executor.device} is {D.EMULATED_NOTE}; the profile is a smoke test, not for placement",
+              file=sys.stderr)
+    started = time.perf_counter()
+    print(f"calibrating {D.device_name(executor)} at {_sizes(sizes)} rows, {repeats} repeats ...", flush=True)
+    profile = D.calibrate_device(spec.kind, output, executor=executor, sizes=sizes, repeats=repeats, name=name)
+    print(f"wrote {output} in {time.perf_counter() - started:.1f} s ({profile.source})")
+    print(f"host link: {profile.host_to_device_bytes_per_s / 1e9:.2f} GB/s to the device, "
+          f"{profile.device_to_host_bytes_per_s / 1e9:.2f} GB/s back, {profile.transfer_latency_s * 1e6:.1f} us "
+          f"latency; launch overhead {profile.launch_overhead_s * 1e6:.1f} us")
+    print(_cost_table(profile))
+    if not args.check:
+        return 0
+    return _checked(held_out, lambda: D.evaluate_device_profile(profile, executor, held_out, repeats=repeats))
+
+
+def _checked(held_out, evaluate) -> int:
+    """Run the held-out check, print its table, and return 1 if the overall median error is too high."""
     started = time.perf_counter()
     print(f"\nchecking against held-out sizes {_sizes(held_out)} rows ...", flush=True)
-    report = C.evaluate_profile(profile, held_out, repeats=repeats)
+    report = evaluate()
     print(_error_table(report))
     print(f"(held-out check took {time.perf_counter() - started:.1f} s)")
     return 0 if report["overall"] <= MAX_MEDIAN_ERROR else 1

@@ -51,6 +51,12 @@ def main() -> int:
     )
     result.show()
     result.explain()
+    # The same job planned for this host with an NVIDIA H200 (emulated: numpy runs the GPU kernels),
+    # forced onto the GPU where it can run: same rows, and explain says where each operator runs and why.
+    spark.conf.set("quiver.devices", "cpu,gpu:emulated")
+    spark.conf.set("quiver.placement", "gpu")
+    result.show()
+    print(result._execution().placement_string())
     spark.stop()
     return 0
 

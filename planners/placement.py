@@ -53,6 +53,12 @@ class DeviceCost:
     compute_s: float | None
     transfer_in_s: float = 0.0
     reason: str = ""
+    # Costed, but ruled out by `quiver.placement` or a hint: shown, never chosen.
+    excluded: bool = False
+
+    @property
+    def usable(self) -> bool:
+        return self.compute_s is not None and not self.excluded
 
 
 @dataclass(frozen=True)
@@ -208,9 +214,6 @@ class _Placer:
             reason = cand.unsupported(node)
             if reason:
                 return DeviceCost(label, None, reason=reason)
-            pinned_here = P.device_pin(node) == cand.device.kind
-            if not pinned_here and (self.mode == "cpu" or (self.mode in ("gpu", "npu") and cand.device.kind != self.mode)):
-                return DeviceCost(label, None, reason=f"placement is {self.mode}")
             if self.sizes.inputs(node)[0] < 0:
                 return DeviceCost(label, None, reason="input size unknown")
             need = self.working_set(node)
@@ -218,6 +221,10 @@ class _Placer:
                 return DeviceCost(label, None, reason=(
                     f"working set {_bytes(need)} over {MEMORY_HEADROOM:.0%} of its {_bytes(cand.profile.memory_bytes)}"))
         seconds = self.operator_seconds(node, cand.profile) / _parallelism(node, cand.profile)
+        pinned_here = P.device_pin(node) == cand.device.kind
+        if cand.device.kind != "cpu" and not pinned_here and (
+                self.mode == "cpu" or (self.mode in ("gpu", "npu") and cand.device.kind != self.mode)):
+            return DeviceCost(label, seconds, reason=f"placement is {self.mode}", excluded=True)
         return DeviceCost(label, seconds)
 
     def operator_seconds(self, node: P.PhysicalPlan, profile: DeviceProfile) -> float:
@@ -282,17 +289,17 @@ class _Placer:
         wanted, why = (pin, f"pinned to {pin} by a hint") if pin else (
             (self.mode, f"placement is {self.mode}") if self.mode in ("gpu", "npu") else (None, ""))
         if wanted is not None:
-            chosen = [i for i, c in enumerate(costs) if c.compute_s is not None
-                      and self.candidates[i].device.kind == wanted]
+            chosen = [i for i, c in enumerate(costs) if c.usable and self.candidates[i].device.kind == wanted]
             if chosen:
-                costs = [c if i in chosen else DeviceCost(c.device, None, reason=why) for i, c in enumerate(costs)]
+                costs = [c if i in chosen or not c.usable else DeviceCost(c.device, c.compute_s, reason=why, excluded=True)
+                         for i, c in enumerate(costs)]
                 self.notes[path] = why if pin else ""
             elif pin:
                 self.notes[path] = f"pinned to {pin} by a hint, but no {pin} candidate can run it"
         self.op_costs[path] = costs
         table: list[tuple[float, list[int]]] = []
         for i, cost in enumerate(costs):
-            if cost.compute_s is None:
+            if not cost.usable:
                 table.append((math.inf, []))
                 continue
             total = cost.compute_s
@@ -313,10 +320,10 @@ class _Placer:
         shown = []
         for j, c in enumerate(costs):
             transfer = 0.0
-            if c.compute_s is not None:
+            if c.usable:
                 transfer = sum(self.transfer(max(self.sizes.output(k)[1], 0), self._chosen(node, path, n, j), j)
                                for n, k in enumerate(node.children()))
-            shown.append(DeviceCost(c.device, c.compute_s, transfer, c.reason))
+            shown.append(DeviceCost(c.device, c.compute_s, transfer, c.reason, c.excluded))
         rows, nbytes = self.sizes.output(node)
         yield OperatorPlacement(path, _operator_name(node), self.candidates[i].device, rows, nbytes, tuple(shown),
                                 self.notes.get(path, ""))
@@ -358,7 +365,8 @@ def _cost_text(c: DeviceCost) -> str:
     if c.compute_s is None:
         return f"{c.device} n/a ({c.reason})"
     moved = f" + {_seconds(c.transfer_in_s)} transfer" if c.transfer_in_s > 0 else ""
-    return f"{c.device} {_seconds(c.compute_s)}{moved}"
+    ruled_out = f" (not chosen: {c.reason})" if c.excluded else ""
+    return f"{c.device} {_seconds(c.compute_s)}{moved}{ruled_out}"
 
 
 def _seconds(s: float) -> str:

@@ -94,7 +94,7 @@ def _prepared_schema(keys: tuple, calls: tuple) -> pa.Schema:
             continue
         for j, a in enumerate(c.function.args):
             fields.append(pa.field(f"a{i}_{j}", a.dtype.to_arrow()))
-        if _tracks_nan(c):
+        if tracks_nan(c):
             fields.append(pa.field(f"a{i}_nan", pa.bool_()))
     return pa.schema(fields)
 
@@ -103,7 +103,7 @@ def _is_tuple_distinct(call) -> bool:
     return call.function.distinct and len(call.function.args) > 1
 
 
-def _tracks_nan(call) -> bool:
+def tracks_nan(call) -> bool:
     """Spark ranks NaN above every number, so max over floats needs to know whether a NaN was seen
     (Arrow's max skips NaN unless every value is NaN)."""
     f = call.function
@@ -157,7 +157,7 @@ def _argument_arrays(call, batch: pa.RecordBatch, memo: dict) -> list[pa.Array]:
     and a seen-NaN flag where max needs one."""
     args = [evaluate_array(a, batch, memo) for a in call.function.args]
     arrays = [_tuple_ids(args)] if _is_tuple_distinct(call) else args
-    if _tracks_nan(call):
+    if tracks_nan(call):
         arrays.append(pc.is_nan(args[0]))
     return arrays
 
@@ -351,7 +351,7 @@ def _partial_steps(calls: tuple) -> list[_Step]:
             steps.append(_Step(arg, "count", pc.CountOptions("only_valid"), f"s{i}_count"))
         elif name in ("min", "max"):
             steps.append(_Step(arg, name, _SKIP, f"s{i}"))
-            if _tracks_nan(c):
+            if tracks_nan(c):
                 steps.append(_Step(f"a{i}_nan", "any", _SKIP, f"s{i}_nan"))
         elif name in ("first", "last", "any_value"):
             fn = "last" if name == "last" else "first"
@@ -376,7 +376,7 @@ def _merge_steps(calls: tuple) -> list[_Step]:
             steps.append(_Step(f"s{i}_count", "sum", _SKIP, f"s{i}_count"))
         elif name in ("min", "max"):
             steps.append(_Step(f"s{i}", name, _SKIP, f"s{i}"))
-            if _tracks_nan(c):
+            if tracks_nan(c):
                 steps.append(_Step(f"s{i}_nan", "any", _SKIP, f"s{i}_nan"))
         elif name in ("first", "last", "any_value"):
             fn = "last" if name == "last" else "first"
@@ -454,7 +454,7 @@ def _finish(states: pa.Table | None, nkeys: int, calls: tuple) -> pa.Table:
             value = drop_null_elements(states.column(f"s{i}"))
         else:
             value = states.column(f"s{i}")
-            if _tracks_nan(c):
+            if tracks_nan(c):
                 value = _nan_wins(value, states.column(f"s{i}_nan"))
         cols.append(_cast(value, out_type))
         names.append(f"r{i}")
@@ -527,7 +527,7 @@ def _finish_complete(table: pa.Table, nkeys: int, calls: tuple) -> pa.Table:
             value = drop_null_elements(table.column(f"s{i}"))
         else:
             value = table.column(f"s{i}")
-            if _tracks_nan(c):
+            if tracks_nan(c):
                 value = _nan_wins(value, table.column(f"s{i}_nan"))
         cols.append(_cast(value, out_type))
         names.append(f"r{i}")

@@ -16,7 +16,7 @@ import pyarrow as pa
 from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
 from quiver.engine.expressions import AttributeRef, Expr
-from quiver.executors.aggregate import finish_states
+from quiver.executors.aggregate import finish_states, tracks_nan
 from quiver.executors.base import Device, DeviceFallback, TaskContext
 from quiver.executors.kernels import (
     DeviceBatch,
@@ -254,7 +254,7 @@ class ArrayExecutor:
             else:
                 columns.append(segment_reduce(arg, ids, n, f.name, xp))
                 names.append(f"s{i}")
-                if _tracks_nan(call):
+                if tracks_nan(call):
                     columns.append(segment_reduce(_is_nan(arg, xp), ids, n, "any", xp))
                     names.append(f"s{i}_nan")
         return DeviceBatch(tuple(names), tuple(columns), n)
@@ -319,11 +319,6 @@ def _expressions_unsupported(plan: P.PhysicalPlan) -> str | None:
     return None
 
 
-def _tracks_nan(call) -> bool:
-    f = call.function
-    return f.name == "max" and len(f.args) == 1 and isinstance(f.args[0].dtype, (T.DoubleType, T.FloatType))
-
-
 def _typed_sum(column: DeviceColumn, ids, n: int, xp: Any) -> DeviceColumn:
     """A segment sum typed as the CPU's state: int64, float64, or decimal128(38, s) (int64 unscaled on the device).
 
@@ -357,8 +352,7 @@ def _select(batch: DeviceBatch, names: tuple[str, ...]) -> DeviceBatch:
 
 def _empty(attrs: tuple[AttributeRef, ...], xp: Any) -> DeviceBatch:
     schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in attrs])
-    return to_device(schema.empty_table().to_batches()[0] if schema.empty_table().to_batches()
-                     else pa.RecordBatch.from_pylist([], schema=schema), xp)
+    return to_device(pa.RecordBatch.from_pylist([], schema=schema), xp)
 
 
 def _all_null(build: DeviceBatch, rows: int, xp: Any) -> DeviceBatch:

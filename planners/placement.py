@@ -84,17 +84,6 @@ class StagePlacement:
     seconds: float
     candidates: tuple[str, ...]
 
-    def device_at(self, path: tuple[int, ...]) -> Device:
-        for op in self.operators:
-            if op.path == path:
-                return op.device
-        raise KeyError(f"no operator at path {path} in stage {self.stage_id}")
-
-    @property
-    def uses_devices(self) -> bool:
-        """Whether some operator runs off the CPU."""
-        return any(op.device.kind != "cpu" for op in self.operators)
-
     def describe(self) -> str:
         head = (f"Stage {self.stage_id} placement ({self.mode}; candidates {', '.join(self.candidates)}):"
                 f" est. {_seconds(self.seconds)}")
@@ -133,11 +122,6 @@ def place_stage(
     choice = min(range(len(candidates)), key=lambda i: exit_costs[i])
     operators = tuple(planner.assign(root, (), choice))
     return StagePlacement(stage_id, mode, operators, exit_costs[choice], tuple(c.label for c in candidates))
-
-
-def place_all_on_cpu(stage_id: int, root: P.PhysicalPlan, cpu: Candidate) -> StagePlacement:
-    """Every operator on the CPU (the placement when no other device is configured)."""
-    return place_stage(stage_id, root, [cpu], "cpu")
 
 
 def device_paths(root: P.PhysicalPlan, placement: StagePlacement) -> Iterator[tuple[P.PhysicalPlan, Device]]:
@@ -401,6 +385,5 @@ __all__ = [
     "OperatorPlacement",
     "StagePlacement",
     "device_paths",
-    "place_all_on_cpu",
     "place_stage",
 ]

@@ -1,6 +1,8 @@
 """Fixtures shared by every test package: one Quiver session, and a shuffle-partition count."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 import quiver
@@ -36,3 +38,23 @@ def pyspark_legacy():
     session.conf.set("spark.sql.codegen.wholeStage", "false")
     session.conf.set("spark.sql.codegen.factoryMode", "NO_CODEGEN")
     return session
+
+
+@pytest.fixture
+def conf_override(spark):
+    """`with conf_override({"quiver.devices": "cpu,gpu:emulated"}):` sets conf keys for a block and
+    restores each one's previous value (or unsets it) after."""
+    @contextlib.contextmanager
+    def override(values: dict):
+        previous = {k: spark.conf.get(k, None) for k in values}
+        for k, v in values.items():
+            spark.conf.set(k, v)
+        try:
+            yield
+        finally:
+            for k, v in previous.items():
+                if v is None:
+                    spark.conf.unset(k)
+                else:
+                    spark.conf.set(k, v)
+    return override

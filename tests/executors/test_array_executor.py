@@ -2,7 +2,6 @@
 values fit 64 bits, and a task whose data does not fit falls back to the CPU with the CPU's answer."""
 from __future__ import annotations
 
-import contextlib
 import logging
 from decimal import Decimal as D
 
@@ -12,22 +11,10 @@ import pytest
 from quiver import functions as F
 
 
-@contextlib.contextmanager
-def on_emulated_gpu(spark):
+def on_emulated_gpu(spark, conf_override):
     """Every operator the device supports forced onto an emulated GPU; the previous settings restored after."""
-    keys = {"quiver.devices": "cpu,gpu:emulated", "quiver.placement": "gpu"}
-    previous = {k: spark.conf.get(k, None) for k in keys}
-    for k, v in keys.items():
-        spark.conf.set(k, v)
     spark.last_placements.clear()
-    try:
-        yield
-    finally:
-        for k, v in previous.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
+    return conf_override({"quiver.devices": "cpu,gpu:emulated", "quiver.placement": "gpu"})
 
 
 def _devices(spark) -> set[str]:
@@ -65,11 +52,11 @@ def _revenue(df):
                                F.avg("price").alias("mean"), F.max(charge).alias("top")).orderBy("g")
 
 
-def test_a_decimal_38_sum_runs_on_the_emulated_gpu_with_the_cpus_answer(spark, partitions):
+def test_a_decimal_38_sum_runs_on_the_emulated_gpu_with_the_cpus_answer(spark, conf_override, partitions):
     df = _revenue(_lineitem(spark))
     want = df.toArrow()
     assert want.schema.field("revenue").type == pa.decimal128(38, 4)
-    with on_emulated_gpu(spark):
+    with on_emulated_gpu(spark, conf_override):
         got = df.toArrow()
         assert "gpu:0 (emulated)" in _devices(spark)
         assert {"HashAggregate(partial)", "HashAggregate(final)"} <= set(_aggregates_on_gpu(spark))
@@ -77,11 +64,11 @@ def test_a_decimal_38_sum_runs_on_the_emulated_gpu_with_the_cpus_answer(spark, p
     assert got.equals(want)
 
 
-def test_a_value_beyond_64_bits_makes_the_task_fall_back_with_the_cpus_answer(spark, partitions, caplog):
+def test_a_value_beyond_64_bits_makes_the_task_fall_back_with_the_cpus_answer(spark, conf_override, partitions, caplog):
     df = _revenue(_lineitem(spark, extreme=D(10**20)))
     want = df.toArrow()
     assert want.column("total").to_pylist()[3] > 10**20
-    with on_emulated_gpu(spark), caplog.at_level(logging.WARNING, logger="quiver.scheduler"):
+    with on_emulated_gpu(spark, conf_override), caplog.at_level(logging.WARNING, logger="quiver.scheduler"):
         got = df.toArrow()
         assert _fallbacks(spark) >= 1
         assert _aggregates_on_gpu(spark), "the plan still places the aggregates on the GPU; only the task falls back"
@@ -90,23 +77,23 @@ def test_a_value_beyond_64_bits_makes_the_task_fall_back_with_the_cpus_answer(sp
                and "100000000000000000000" in r.message for r in caplog.records), caplog.text
 
 
-def test_a_sum_that_may_leave_64_bits_falls_back_rather_than_wrap(spark):
+def test_a_sum_that_may_leave_64_bits_falls_back_rather_than_wrap(spark, conf_override):
     """Each value fits, their sum does not: the device's exactness check, not the edge, sends it to the CPU."""
     big = D(2**62)
     table = pa.table({"g": pa.array([0, 0, 0, 1]), "x": pa.array([big, big, big, D(5)], pa.decimal128(38, 0))})
     df = spark.createDataFrame(table).groupBy("g").agg(F.sum("x").alias("s")).orderBy("g")
-    with on_emulated_gpu(spark):
+    with on_emulated_gpu(spark, conf_override):
         got = df.toArrow()
         assert _fallbacks(spark) >= 1
     assert got.column("s").to_pylist() == [3 * big, D(5)]
 
 
-def test_a_fallback_is_not_counted_against_max_failures(spark):
+def test_a_fallback_is_not_counted_against_max_failures(spark, conf_override):
     scheduler = spark._scheduler
     previous = scheduler.max_failures
     scheduler.max_failures = 1
     try:
-        with on_emulated_gpu(spark):
+        with on_emulated_gpu(spark, conf_override):
             total = _lineitem(spark, extreme=D(-(10**30))).agg(F.sum("price").alias("t")).collect()[0]["t"]
             assert _fallbacks(spark) >= 1
     finally:
@@ -116,11 +103,11 @@ def test_a_fallback_is_not_counted_against_max_failures(spark):
 
 
 @pytest.mark.parametrize("extreme", [None, D(10**20)], ids=["fits", "beyond-64-bits"])
-def test_a_cached_result_and_a_written_file_hold_each_row_once(spark, tmp_path, extreme):
+def test_a_cached_result_and_a_written_file_hold_each_row_once(spark, conf_override, tmp_path, extreme):
     """A task that falls back reruns from the start: its first attempt leaves no rows behind."""
     df = _lineitem(spark, extreme=extreme).filter(F.col("price") > 0).select("g", "price")
     want = sorted(df.collect())
-    with on_emulated_gpu(spark):
+    with on_emulated_gpu(spark, conf_override):
         cached = df.cache()
         try:
             assert sorted(cached.collect()) == want

@@ -2,7 +2,6 @@
 mapInArrow with a resource profile asking for a GPU runs in the GPU executor's task."""
 from __future__ import annotations
 
-import contextlib
 
 import pyarrow as pa
 
@@ -11,32 +10,21 @@ from quiver import functions as F
 from quiver.resource import ResourceProfileBuilder, TaskResourceRequests
 
 
-@contextlib.contextmanager
-def emulated_gpu(spark, placement: str):
-    previous = {k: spark.conf.get(k, None) for k in ("quiver.devices", "quiver.placement")}
-    spark.conf.set("quiver.devices", "cpu,gpu:emulated")
-    spark.conf.set("quiver.placement", placement)
-    try:
-        yield
-    finally:
-        for k, v in previous.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
+def emulated_gpu(conf_override, placement: str):
+    return conf_override({"quiver.devices": "cpu,gpu:emulated", "quiver.placement": placement})
 
 
 def devices_used(spark) -> set[str]:
     return {d for s in spark._scheduler.last_job.stages for d in s.devices}
 
 
-def test_a_numba_udf_runs_on_the_device_with_the_cpus_answer(spark):
+def test_a_numba_udf_runs_on_the_device_with_the_cpus_answer(spark, conf_override):
     hypot = quiver.udf(lambda x, y: (x * x + y * y) ** 0.5, "double", engine="numba")
     data = spark.createDataFrame(pa.table({"x": pa.array([3.0, None, 5.0, -1.5] * 50),
                                            "y": pa.array([4.0, 1.0, None, 2.0] * 50)}))
     df = data.filter(F.col("x") > -10).select(hypot("x", "y").alias("h"), (F.col("x") + 1).alias("x1"))
     expected = df.toArrow()
-    with emulated_gpu(spark, "gpu"):
+    with emulated_gpu(conf_override, "gpu"):
         got = df.toArrow()
         assert "gpu:0 (emulated)" in devices_used(spark)
         text = df._execution().placement_string()
@@ -44,23 +32,23 @@ def test_a_numba_udf_runs_on_the_device_with_the_cpus_answer(spark):
     assert "Project on gpu:0 (emulated)" in text
 
 
-def test_a_row_udf_stays_on_the_cpu_and_says_why(spark):
+def test_a_row_udf_stays_on_the_cpu_and_says_why(spark, conf_override):
     shout = F.udf(lambda s: s.upper(), "string")
     df = spark.createDataFrame([("a",), ("b",)], ["s"]).select(shout("s"))
-    with emulated_gpu(spark, "gpu"):
+    with emulated_gpu(conf_override, "gpu"):
         text = df._execution().placement_string()
         assert sorted(df.collect()) == [("A",), ("B",)]
     assert "runs Python code on the CPU" in text
 
 
-def test_map_in_arrow_asking_for_a_gpu_runs_in_the_gpu_executor(spark):
+def test_map_in_arrow_asking_for_a_gpu_runs_in_the_gpu_executor(spark, conf_override):
     def double(batches):
         for b in batches:
             yield pa.RecordBatch.from_arrays([pa.compute.multiply(b.column(0), 2)], names=["v"])
 
     profile = ResourceProfileBuilder().require(TaskResourceRequests().resource("gpu", 1)).build
     df = spark.range(0, 100).mapInArrow(double, "v long", profile=profile)
-    with emulated_gpu(spark, "cost"):
+    with emulated_gpu(conf_override, "cost"):
         rows = sorted(r.v for r in df.collect())
         assert "gpu:0 (emulated)" in devices_used(spark)
         text = df._execution().placement_string()

@@ -5,7 +5,6 @@ without materialising them (only plans are made here, nothing runs on a billion 
 """
 from __future__ import annotations
 
-import contextlib
 import json
 
 import pytest
@@ -15,24 +14,12 @@ from quiver.engine.errors import ConfigurationError
 from quiver.planners.cost import load_profile
 
 
-@contextlib.contextmanager
-def settings(spark, **values):
-    keys = {k.replace("_", "."): v for k, v in values.items()}
-    previous = {k: spark.conf.get(k, None) for k in keys}
-    for k, v in keys.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in previous.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
+def settings(conf_override, **values):
+    return conf_override({k.replace("_", "."): v for k, v in values.items()})
 
 
-def gpu(spark, placement="cost", **extra):
-    return settings(spark, quiver_devices="cpu,gpu:emulated", quiver_placement=placement, **extra)
+def gpu(conf_override, placement="cost", **extra):
+    return settings(conf_override, quiver_devices="cpu,gpu:emulated", quiver_placement=placement, **extra)
 
 
 def placements(spark, df):
@@ -51,23 +38,23 @@ def big_join(spark, rows: int):
     return left.join(right, left.k == right.k2).groupBy("k").agg(F.sum("v").alias("s"), F.count("*").alias("n"))
 
 
-def test_tiny_inputs_stay_on_the_cpu(spark):
+def test_tiny_inputs_stay_on_the_cpu(spark, conf_override):
     df = spark.range(0, 1000).filter(F.col("id") > 10).groupBy((F.col("id") % 7).alias("g")).agg(F.sum("id"))
-    with gpu(spark):
+    with gpu(conf_override):
         kinds = placements(spark, df)
     assert all(k == {"cpu"} for k in kinds.values()), kinds
 
 
-def test_transfer_bound_filter_over_host_data_stays_on_the_cpu(spark):
+def test_transfer_bound_filter_over_host_data_stays_on_the_cpu(spark, conf_override):
     df = spark.range(0, 200_000_000).filter(F.col("id") % 3 == 0)
-    with gpu(spark):
+    with gpu(conf_override):
         kinds = placements(spark, df)
     assert kinds["Filter"] == {"cpu"}
 
 
-def test_large_join_and_high_cardinality_aggregate_go_to_the_gpu(spark):
+def test_large_join_and_high_cardinality_aggregate_go_to_the_gpu(spark, conf_override):
     df = big_join(spark, 2_000_000_000)
-    with gpu(spark):
+    with gpu(conf_override):
         kinds = placements(spark, df)
         text = df._execution().placement_string()
     joins = [name for name in kinds if name.startswith("HashJoin")]
@@ -76,35 +63,35 @@ def test_large_join_and_high_cardinality_aggregate_go_to_the_gpu(spark):
     assert "gpu:0 (emulated)" in text
 
 
-def test_a_working_set_over_device_memory_does_not_go_there(spark, tmp_path):
+def test_a_working_set_over_device_memory_does_not_go_there(spark, conf_override, tmp_path):
     small = json.loads(load_profile("nvidia-h200").to_json())
     small["name"] = "tiny-gpu"
     small["memory_bytes"] = 64 << 20
     path = tmp_path / "tiny-gpu.json"
     path.write_text(json.dumps(small))
     df = big_join(spark, 2_000_000_000)
-    with gpu(spark, quiver_profile_gpu=str(path)):
+    with gpu(conf_override, quiver_profile_gpu=str(path)):
         kinds = placements(spark, df)
         text = df._execution().placement_string()
     assert all(k == {"cpu"} for n, k in kinds.items() if n.startswith(("HashJoin", "HashAggregate"))), kinds
     assert "working set" in text
 
 
-def test_forced_placement_puts_every_supported_operator_on_the_device(spark):
+def test_forced_placement_puts_every_supported_operator_on_the_device(spark, conf_override):
     df = spark.range(0, 1000).filter(F.col("id") > 10).groupBy((F.col("id") % 7).alias("g")).agg(F.sum("id"))
-    with gpu(spark, placement="gpu"):
+    with gpu(conf_override, placement="gpu"):
         kinds = placements(spark, df)
     assert kinds["Filter"] == {"gpu"}
     assert kinds["HashAggregate(partial)"] == {"gpu"}
     assert kinds["Range"] == {"cpu"}  # host data is read on the host
-    with gpu(spark, placement="cpu"):
+    with gpu(conf_override, placement="cpu"):
         kinds = placements(spark, df)
     assert all(k == {"cpu"} for k in kinds.values())
 
 
-def test_explain_shows_device_size_and_cost_per_candidate(spark, capsys):
+def test_explain_shows_device_size_and_cost_per_candidate(spark, conf_override, capsys):
     df = big_join(spark, 2_000_000_000)
-    with gpu(spark):
+    with gpu(conf_override):
         df.explain()
     out = capsys.readouterr().out
     placement = out.split("== Placement ==")[1]
@@ -114,9 +101,9 @@ def test_explain_shows_device_size_and_cost_per_candidate(spark, capsys):
     assert "cpu:0 " in line.split("cost:")[1] and "gpu:0 (emulated) " in line.split("cost:")[1]
 
 
-def test_unsupported_operators_explain_why(spark):
+def test_unsupported_operators_explain_why(spark, conf_override):
     df = spark.range(0, 2_000_000_000).groupBy((F.col("id") % 1000).alias("g")).agg(F.countDistinct("id"))
-    with gpu(spark, placement="gpu"):
+    with gpu(conf_override, placement="gpu"):
         text = df._execution().placement_string()
     assert "has no device kernel" in text
 
@@ -128,22 +115,22 @@ def test_device_list_errors_name_the_entry(spark):
         spark.conf.set("quiver.placement", "fastest")
 
 
-def test_a_real_gpu_without_cuda_says_to_use_the_emulated_one(spark):
-    with settings(spark, quiver_devices="cpu,gpu"):
+def test_a_real_gpu_without_cuda_says_to_use_the_emulated_one(spark, conf_override):
+    with settings(conf_override, quiver_devices="cpu,gpu"):
         with pytest.raises(ConfigurationError, match="gpu:emulated"):
             spark.range(0, 10).collect()
 
 
-def test_a_device_hint_pins_the_operator(spark):
+def test_a_device_hint_pins_the_operator(spark, conf_override):
     base = spark.range(0, 1000).filter(F.col("id") > 10)
     pinned = base.hint("device", "gpu").groupBy((F.col("id") % 7).alias("g")).agg(F.sum("id"))
-    with gpu(spark):
+    with gpu(conf_override):
         kinds = placements(spark, pinned)
         text = pinned._execution().placement_string()
     assert kinds["Filter"] == {"gpu"}, kinds
     assert kinds["HashAggregate(partial)"] == {"cpu"}, kinds  # tiny, and not pinned
     assert "pinned to gpu by a hint" in text
-    with gpu(spark):
+    with gpu(conf_override):
         assert sorted(pinned.collect()) == sorted(base.groupBy((F.col("id") % 7).alias("g")).agg(F.sum("id")).collect())
 
 
@@ -152,9 +139,9 @@ def test_a_device_hint_names_the_valid_kinds(spark):
         spark.range(3).hint("device", "tpu")
 
 
-def test_later_stages_are_placed_with_the_finished_stages_actual_sizes(spark):
+def test_later_stages_are_placed_with_the_finished_stages_actual_sizes(spark, conf_override):
     df = spark.range(0, 50_000).filter(F.col("id") % 7 == 0).groupBy((F.col("id") % 10).alias("g")).agg(F.count("*"))
-    with gpu(spark):
+    with gpu(conf_override):
         spark.last_placements.clear()
         df.collect()
         job = spark._scheduler.last_job
@@ -166,8 +153,8 @@ def test_later_stages_are_placed_with_the_finished_stages_actual_sizes(spark):
         assert op.rows == written[stage], (op, written)
 
 
-def test_data_cached_on_the_device_is_read_there_without_a_transfer(spark):
-    with gpu(spark, quiver_cache_device="gpu"):
+def test_data_cached_on_the_device_is_read_there_without_a_transfer(spark, conf_override):
+    with gpu(conf_override, quiver_cache_device="gpu"):
         cached = spark.range(0, 20_000).withColumn("v", F.col("id") * 3).cache()
         cached.count()
         query = cached.filter(F.col("v") % 2 == 0).groupBy((F.col("id") % 10).alias("g")).agg(F.sum("v").alias("s"))
@@ -175,7 +162,7 @@ def test_data_cached_on_the_device_is_read_there_without_a_transfer(spark):
         cached_plan = [op for s in query._execution().stages.stages
                        for op in spark.place(s.id, s.root).operators]
         host_plan = [op for s in on_host._execution().stages.stages for op in spark.place(s.id, s.root).operators]
-        with settings(spark, quiver_placement="gpu"):
+        with settings(conf_override, quiver_placement="gpu"):
             forced = sorted(query.collect())
             used = {d for s in spark._scheduler.last_job.stages for d in s.devices}
         cached.unpersist()
@@ -190,7 +177,7 @@ def test_data_cached_on_the_device_is_read_there_without_a_transfer(spark):
     assert gpu_cost(cached_filter).transfer_in_s == 0 < gpu_cost(host_filter).transfer_in_s
 
 
-def test_the_device_cache_must_name_a_configured_device(spark):
-    with settings(spark, quiver_devices="cpu", quiver_cache_device="npu"):
+def test_the_device_cache_must_name_a_configured_device(spark, conf_override):
+    with settings(conf_override, quiver_devices="cpu", quiver_cache_device="npu"):
         with pytest.raises(ConfigurationError, match="lists no npu"):
             spark.range(0, 10).cache().count()

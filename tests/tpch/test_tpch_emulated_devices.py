@@ -16,19 +16,12 @@ DEVICE_AGGREGATE_QUERIES = (1, 3, 5, 6, 10)
 
 
 @pytest.fixture
-def on_device(tpch_session, request):
+def on_device(tpch_session, conf_override, request):
+    """The emulated device named by the test's parameter, with every operator it can run forced onto it."""
     kind = request.param
-    conf = tpch_session.conf
-    previous = {k: conf.get(k, None) for k in ("quiver.devices", "quiver.placement")}
-    conf.set("quiver.devices", f"cpu,{kind}:emulated")
-    conf.set("quiver.placement", kind)
     tpch_session.last_placements.clear()
-    yield kind
-    for k, v in previous.items():
-        if v is None:
-            conf.unset(k)
-        else:
-            conf.set(k, v)
+    with conf_override({"quiver.devices": f"cpu,{kind}:emulated", "quiver.placement": kind}):
+        yield kind
 
 
 @pytest.mark.parametrize("on_device", ["gpu"], indirect=True)

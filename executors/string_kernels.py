@@ -2,17 +2,25 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-
 from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
 from quiver.executors.kernel_registry import (
-    Value, _all_null, _as_array, _constant, _mask_null, _null, _offsets, _per_constant,
-    _values, kernel,
+    Value,
+    _all_null,
+    _as_array,
+    _constant,
+    _mask_null,
+    _null,
+    _offsets,
+    _per_constant,
+    _values,
+    kernel,
 )
 
 
@@ -379,13 +387,65 @@ def like_regex(pattern: str, escape: str = "\\") -> str:
     return "".join(out)
 
 
+def like_segments(pattern: str, escape: str = "\\") -> list[str] | None:
+    """The literal runs between a LIKE pattern's '%'s (escapes resolved), or None when it has a '_'."""
+    segments, current, i = [], [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == escape and i + 1 < len(pattern) and pattern[i + 1] in ("_", "%", escape):
+            current.append(pattern[i + 1])
+            i += 2
+            continue
+        if ch == "_":
+            return None
+        if ch == "%":
+            segments.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    segments.append("".join(current))
+    return segments
+
+
+def like_match(strings: pa.Array, pattern: str, escape: str = "\\") -> pa.Array:
+    """SQL LIKE of each string against a constant pattern.
+
+    Patterns of literals and '%' alone become equality, prefix, suffix or substring tests, or a regex
+    anchored only where the pattern is (`%special%requests%` searches `special.*requests`), which
+    RE2 scans far faster than the fully anchored form that '_' needs."""
+    regex = like_regex(pattern, escape)  # also rejects a dangling escape, naming the pattern
+    segments = like_segments(pattern, escape)
+    if segments is None:
+        return pc.match_substring_regex(strings, regex)
+    if len(segments) == 1:
+        return pc.equal(strings, pa.scalar(segments[0], strings.type))
+    head, middle, tail = segments[0], [m for m in segments[1:-1] if m], segments[-1]
+    if not middle:
+        if not head and not tail:
+            return pc.starts_with(strings, "")
+        if not tail:
+            return pc.starts_with(strings, head)
+        if not head:
+            return pc.ends_with(strings, tail)
+    if len(segments) == 3 and not head and not tail:
+        return pc.match_substring(strings, segments[1])
+    specials = set(".^$*+?()[]{}|\\")
+    quote = lambda text: "".join("\\" + c if c in specials else c for c in text)
+    parts = [quote(p) for p in [head, *middle, tail]]
+    # anchored at an end only where the pattern has no '%' there; 'ab%ab' stays one regex, so the
+    # prefix and the suffix cannot overlap in a string like 'ab'
+    regex = ("^" if head else "") + ".*".join(p for p in parts if p) + ("$" if tail else "")
+    return pc.match_substring_regex(strings, "(?s)" + regex)
+
+
 def _like(args: list[Value], case_insensitive: bool) -> pa.Array:
     strings = _lower(args[0]) if case_insensitive else args[0]
     params = [args[1], args[2] if len(args) > 2 else pa.scalar("\\")]
 
     def apply(d: list[pa.Array], consts: list[Any]) -> pa.Array:
         pattern = consts[0].lower() if case_insensitive else consts[0]
-        return pc.match_substring_regex(d[0], like_regex(pattern, consts[1]))
+        return like_match(d[0], pattern, consts[1])
     return _per_constant([strings], params, apply, pa.bool_())
 
 

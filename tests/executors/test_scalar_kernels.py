@@ -14,7 +14,10 @@ from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
@@ -343,3 +346,18 @@ def test_sliced_string_columns():
     strings = pa.array(["zz", "é b", "abcb", None]).slice(1)
     assert KERNELS["instr"]([strings, pa.scalar("b")], T.IntegerType()).to_pylist() == [3, 2, None]
     assert KERNELS["ascii"]([strings], T.IntegerType()).to_pylist() == [233, 97, None]
+
+
+@given(st.lists(st.one_of(st.none(), st.text(alphabet="ab%_.\\\n*x", max_size=8)), max_size=30),
+       st.text(alphabet="ab%_.\\*x", max_size=7))
+def test_like_matches_the_anchored_regex_it_replaces(strings, pattern):
+    from quiver.executors.string_kernels import like_match, like_regex
+
+    arr = pa.array(strings, pa.string())
+    try:
+        reference = pc.match_substring_regex(arr, like_regex(pattern))
+    except QuiverError:
+        with pytest.raises(QuiverError):
+            like_match(arr, pattern)
+        return
+    assert like_match(arr, pattern).equals(reference)

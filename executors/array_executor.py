@@ -180,43 +180,42 @@ class ArrayExecutor:
         build_plan, probe_plan = (plan.left, plan.right) if build_left else (plan.right, plan.left)
         build_keys, probe_keys = (plan.left_keys, plan.right_keys) if build_left else (plan.right_keys, plan.left_keys)
         how = (_PROBE_RIGHT if build_left else _PROBE_LEFT)[plan.how]
-        build_parts = [b for b in self.device_batches(build_plan, partition, ctx) if b.num_rows]
-        build = concat_batches(build_parts, self.xp) if build_parts else _empty(build_plan.output, self.xp)
+        build = self._whole(build_plan, partition, ctx) or _empty(build_plan.output, self.xp)
         build_key_columns = [evaluate(k, build, self.xp) for k in build_keys]
         names = tuple(a.internal_name for a in plan.output)
         # The whole probe side at once: the kernel codes both sides' keys jointly, so each call costs
         # a pass over the build side (the placement's working set counts the probe side).
-        probe_parts = [b for b in self.device_batches(probe_plan, partition, ctx) if b.num_rows]
-        for probe in ([concat_batches(probe_parts, self.xp)] if probe_parts else []):
-            probe_idx, build_idx = join_indices([evaluate(k, probe, self.xp) for k in probe_keys],
-                                                build_key_columns, how, self.xp)
-            if how in ("left_semi", "left_anti"):
-                out = take_batch(probe, probe_idx, self.xp)
-            else:
-                out = self._joined(probe, probe_idx, build, build_idx, how)
-                if plan.residual is not None:
-                    out = filter_batch(out, evaluate(plan.residual, out, self.xp), self.xp)
-            out = _select(out, names)
-            if out.num_rows:
-                yield out
+        probe = self._whole(probe_plan, partition, ctx)
+        if probe is None:
+            return
+        probe_idx, build_idx = join_indices([evaluate(k, probe, self.xp) for k in probe_keys],
+                                            build_key_columns, how, self.xp)
+        if how in ("left_semi", "left_anti"):
+            out = take_batch(probe, probe_idx, self.xp)
+        else:
+            out = self._joined(probe, probe_idx, build, build_idx, how)
+            if plan.residual is not None:
+                out = filter_batch(out, evaluate(plan.residual, out, self.xp), self.xp)
+        out = _select(out, names)
+        if out.num_rows:
+            yield out
 
     def _SortExec(self, plan: P.SortExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
-        batches = [b for b in self.device_batches(plan.child, partition, ctx) if b.num_rows]
-        if not batches:
-            return
-        table = concat_batches(batches, self.xp)
-        keys, ascending, nulls_first = self._sort_keys(plan.orders, table)
-        yield take_batch(table, sort_indices(keys, ascending, nulls_first, self.xp), self.xp)
+        table = self._whole(plan.child, partition, ctx)
+        if table is not None:
+            yield take_batch(table, sort_indices(*self._sort_keys(plan.orders, table), self.xp), self.xp)
 
     def _TopKExec(self, plan: P.TopKExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
-        batches = [b for b in self.device_batches(plan.child, partition, ctx) if b.num_rows]
-        if not batches:
-            return
-        table = concat_batches(batches, self.xp)
-        keys, ascending, nulls_first = self._sort_keys(plan.orders, table)
-        yield take_batch(table, top_k_indices(keys, ascending, nulls_first, plan.n, self.xp), self.xp)
+        table = self._whole(plan.child, partition, ctx)
+        if table is not None:
+            yield take_batch(table, top_k_indices(*self._sort_keys(plan.orders, table), plan.n, self.xp), self.xp)
 
     # -- helpers
+
+    def _whole(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> DeviceBatch | None:
+        """All of `plan`'s rows in this partition as one device batch; None when there are none."""
+        batches = [b for b in self.device_batches(plan, partition, ctx) if b.num_rows]
+        return concat_batches(batches, self.xp) if batches else None
 
     def _sort_keys(self, orders, table: DeviceBatch):
         keys = [evaluate(o.child, table, self.xp) for o in orders]

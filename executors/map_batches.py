@@ -34,15 +34,21 @@ def map_partition(plan: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
             raise
 
     where = f"the function {name} given to {method}"
+
+    def blamed(exc: Exception) -> Exception:
+        """The exception to raise: the function's own wrapped as a PythonException naming it, an
+        error of the operators below (or an already wrapped one) as it is."""
+        if isinstance(exc, PythonException) or any(exc is e for e in upstream):
+            return exc
+        return PythonException(f"{where} raised {type(exc).__name__}: {exc}")
+
     try:
-        results = plan.function(inputs())
-        produced = iter(_checked_iterable(results, plan.kind, where))
-    except PythonException:
-        raise
+        produced = iter(_checked_iterable(plan.function(inputs()), plan.kind, where))
     except Exception as exc:  # noqa: BLE001
-        if any(exc is e for e in upstream):
+        error = blamed(exc)
+        if error is exc:
             raise
-        raise PythonException(f"{where} raised {type(exc).__name__}: {exc}") from exc
+        raise error from exc
     names = [a.internal_name for a in plan.attributes]
     while True:
         try:
@@ -50,9 +56,10 @@ def map_partition(plan: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
         except StopIteration:
             return
         except Exception as exc:  # noqa: BLE001
-            if any(exc is e for e in upstream):
+            error = blamed(exc)
+            if error is exc:
                 raise
-            raise PythonException(f"{where} raised {type(exc).__name__}: {exc}") from exc
+            raise error from exc
         for arrays in _conformed(out, plan.kind, plan.attributes, where):
             if arrays and len(arrays[0]):
                 yield pa.RecordBatch.from_arrays(arrays, names=names)

@@ -86,49 +86,42 @@ class NumbaKernels:
 
     def vectorized(self, arg_types: tuple[Any, ...]) -> Any:
         """The numba ufunc for `arg_types`, compiled on first use."""
-        key = self._key(arg_types)
-        compiled = self._cpu.get(key)
-        if compiled is not None:
-            return compiled
-        with self._lock:
-            compiled = self._cpu.get(key)
-            if compiled is None:
-                import numba
+        import numba
 
-                try:
-                    compiled = numba.vectorize([self._signature(key)], nopython=True)(self.func)
-                except Exception as exc:  # noqa: BLE001 — numba's typing errors are many; all mean "cannot compile"
-                    raise AnalysisException(
-                        f"numba could not compile the UDF {self.name} for ({_describe(key)}) -> {self.out_dtype}: "
-                        f"{_first_line(exc)}") from exc
-                self._cpu[key] = compiled
-                self.compilations += 1
-        return compiled
+        return self._compiled(self._cpu, "numba", self._key(arg_types),
+                              lambda key: numba.vectorize([self._signature(key)], nopython=True)(self.func))
 
     def cuda(self, arg_types: tuple[Any, ...]) -> "CudaKernel":
         """The elementwise CUDA kernel for `arg_types`, compiled on first use."""
         from numba import cuda
 
         key = self._key(arg_types)
-        kernel = self._cuda.get(key)
-        if kernel is not None:
-            return kernel
-        if not cuda.is_available():
+        if key not in self._cuda and not cuda.is_available():
             raise QuiverError(f"numba.cuda finds no GPU to compile the UDF {self.name} for; set "
                               "NUMBA_ENABLE_CUDASIM=1 to run CUDA kernels on the simulator instead")
+        return self._compiled(self._cuda, "numba.cuda", key, lambda key: CudaKernel(
+            _elementwise_cuda_kernel(cuda, self.func, key, self.out_dtype), key, self.out_dtype))
+
+    def _compiled(self, cache: dict, compiler: str, key: tuple[np.dtype, ...], compile_: Callable) -> Any:
+        """`cache[key]`, compiled by `compile_(key)` the first time (once, whichever thread asks first)."""
+        compiled = cache.get(key)
+        if compiled is not None:
+            return compiled
         with self._lock:
-            kernel = self._cuda.get(key)
-            if kernel is None:
+            compiled = cache.get(key)
+            if compiled is None:
                 try:
-                    kernel = CudaKernel(_elementwise_cuda_kernel(cuda, self.func, key, self.out_dtype), key,
-                                        self.out_dtype)
-                except Exception as exc:  # noqa: BLE001
+                    compiled = compile_(key)
+                except Exception as exc:  # noqa: BLE001 — numba's typing errors are many; all mean "cannot compile"
                     raise AnalysisException(
-                        f"numba.cuda could not compile the UDF {self.name} for ({_describe(key)}) -> {self.out_dtype}: "
-                        f"{_first_line(exc)}") from exc
-                self._cuda[key] = kernel
-                self.cuda_compilations += 1
-        return kernel
+                        f"{compiler} could not compile the UDF {self.name} for ({_describe(key)}) -> "
+                        f"{self.out_dtype}: {_first_line(exc)}") from exc
+                cache[key] = compiled
+                if cache is self._cpu:
+                    self.compilations += 1
+                else:
+                    self.cuda_compilations += 1
+        return compiled
 
 
 def _elementwise_cuda_kernel(cuda: Any, func: Callable, key: tuple[np.dtype, ...], out_dtype: np.dtype) -> Any:

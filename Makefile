@@ -18,6 +18,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest tests
+	QUIVER_TEST_MASTER=ray $(PY) -m pytest tests/compat tests/e2e
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.core --rows 10000000

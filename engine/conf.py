@@ -86,6 +86,8 @@ _VALIDATORS = {
     "quiver.sql.autoBroadcastJoinThreshold": parse_size,
     "quiver.sql.join.broadcastByCostMaxBytes": parse_size,
     "quiver.task.maxFailures": parse_positive_int,
+    "quiver.ray.numCpus": parse_positive_int,
+    "quiver.ray.objectStoreMemory": parse_size,
 }
 
 

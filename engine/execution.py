@@ -140,6 +140,11 @@ class QueryExecution:
         return "\n\n".join(sections) + "\n"
 
 
+def _keep_batches(partition: int, batches: Iterator[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """A result task that keeps its partition's batches as they are."""
+    return list(batches)
+
+
 def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """Order columns as the query's output and give them exactly its types."""
     if batch.schema.names != schema.names:
@@ -221,15 +226,14 @@ class CacheManager:
         store = self.session._store
 
         device = self.session.cache_device()
-
-        def keep(p: int, batches: Iterator[pa.RecordBatch]) -> tuple[int, int]:
-            kept = list(batches)
+        # Each result task hands back its partition's batches (by reference in-process, mapped from
+        # the object store on Ray); the driver keeps them in the store under the cache key.
+        parts = qe.run(_keep_batches)
+        for p, kept in enumerate(parts):
             store.put(BlockId("cache", key, p, 0), kept)
             if device is not None:
                 device.cache_put(key, p, kept)
-            return sum(b.num_rows for b in kept), sum(b.nbytes for b in kept)
-
-        parts = qe.run(keep)
         # Its real size is known now: the planner sizes joins over it (broadcast or not) from that.
         return L.InMemoryRelation(key, qe.analyzed.output, len(parts), storage_level,
-                                  rows=sum(r for r, _ in parts), size_bytes=sum(b for _, b in parts))
+                                  rows=sum(b.num_rows for part in parts for b in part),
+                                  size_bytes=sum(b.nbytes for part in parts for b in part))

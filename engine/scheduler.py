@@ -1,31 +1,40 @@
-"""The DAG scheduler: runs a job's stages in dependency order, one task per partition.
+"""The DAG scheduler: runs a job's stages in dependency order, one task per partition, on any runtime.
 
 Map stages write shuffle blocks; the result stage hands each partition's batches to the
-action. A failing task is retried up to `maxFailures` times; an error that persists is
-raised naming the stage, task and partition, with the original exception chained. A task
-whose device operators meet data the device cannot hold (`DeviceFallback`) reruns at once
-with every operator on the CPU, without counting as a failure. Shuffle blocks are freed as
-soon as every stage that reads them has finished.
+action. Each stage becomes `TaskSpec`s that a runtime runs (threads, or Ray workers), so
+this file is the same for every runtime. Failures are handled here, as Spark does:
 
-A rerun cannot duplicate output: a map task's blocks are put in the store only after its
-batches are all computed (`write_shuffle`), a result task's value is only what its last
-attempt returns, and a file sink keeps only the files of the attempt that reported them.
+- A failing task is retried up to `maxFailures` times; an error that persists is raised
+  naming the stage, task and partition, with the original exception chained.
+- A task whose device operators meet data the device cannot hold (`DeviceFallback`) reruns
+  at once with every operator on the CPU, without counting as a failure.
+- A task that cannot read its input blocks because the worker or node holding them died
+  (`BlocksLost`, a fetch failure) has the producing tasks of the missing blocks run again
+  from lineage (recursively, where their own inputs are gone too), then runs again.
+
+Shuffle blocks are freed as soon as every stage that reads them has finished. A rerun
+cannot duplicate output: a map task's blocks replace any earlier attempt's under the same
+ids, a result task's value is only what its last attempt returns, and a file sink keeps
+only the files of the attempt that reported them.
 """
 from __future__ import annotations
 
 import itertools
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import pyarrow as pa
 from quiver.engine.errors import AnalysisException, TaskFailedError
-from quiver.engine.shuffle import finish_range_exchange, write_shuffle
-from quiver.engine.store import BlockId, BlockStore
-from quiver.executors.base import DeviceFallback, TaskContext
+from quiver.engine.shuffle import UNCUT, range_bounds
+from quiver.engine.store import BlockId
+from quiver.engine.tasks import (
+    BlocksLost, CutByRange, ReturnResult, StageTask, TaskResources, TaskSpec, WriteShuffle, preorder, stage_inputs,
+    stage_outputs,
+)
+from quiver.executors.base import DeviceFallback
 from quiver.planners.physical import RangePartitioning
 from quiver.planners.stages import Stage, StageGraph
 
@@ -47,6 +56,11 @@ class StageMetrics:
     devices: tuple[str, ...] = ("cpu:0",)
     # Tasks that met data their device could not hold and reran on the CPU.
     fallbacks: int = 0
+    # Tasks of this stage run again because blocks they had written were lost with a worker or node.
+    recomputed: int = 0
+    # Where the tasks ran ("local", or Ray node ids), and what each asked of a worker.
+    nodes: tuple[str, ...] = ()
+    resources: TaskResources = field(default_factory=TaskResources)
 
 
 @dataclass
@@ -54,123 +68,217 @@ class JobMetrics:
     job_id: int
     stages: list[StageMetrics] = field(default_factory=list)
     seconds: float = 0.0
+    # The runtime's block store as the job ended (bytes held, spilled), read when first asked for.
+    store_stats: Callable[[], dict] | None = field(default=None, repr=False)
+
+    @property
+    def object_store(self) -> dict:
+        """The block store's state: for Ray, the object store's used and spilled bytes."""
+        return self.store_stats() if self.store_stats else {}
+
+
+@dataclass
+class _Job:
+    """One running job: its ids, metrics, and which task spec wrote each block (its lineage)."""
+
+    id: int
+    namespace: str
+    metrics: JobMetrics
+    producers: dict[BlockId, TaskSpec] = field(default_factory=dict)
+    stage_metrics: dict[int, StageMetrics] = field(default_factory=dict)
 
 
 class DAGScheduler:
-    """Runs stage graphs on a runtime with one executor."""
+    """Runs stage graphs on a runtime with one default (CPU) executor."""
 
-    def __init__(self, runtime, store: BlockStore, executor, max_failures: int = 4,
+    def __init__(self, runtime, executor, max_failures: int = 4,
                  placer: Callable[[Stage, dict[int, tuple[int, int]]], dict[int, Any]] | None = None):
         self.runtime = runtime
-        self.store = store
         self.executor = executor
         self.max_failures = max(1, max_failures)
         # Given a stage and the rows and bytes its finished parents wrote, the executor of each
         # operator (by node identity) placed off the default executor.
         self.placer = placer
         self.last_job: JobMetrics | None = None
-        self._metrics_lock = threading.Lock()
 
-    def _placement(self, stage: Stage, metrics: JobMetrics, stage_metrics: StageMetrics) -> dict[int, Any]:
-        if self.placer is None:
-            return {}
-        actual = {m.stage_id: (m.rows_written, m.bytes_written) for m in metrics.stages}
-        placed = self.placer(stage, actual)
-        if placed:
-            devices = {str(e.device) for e in placed.values()}
-            stage_metrics.devices = ("cpu:0", *sorted(devices))
-        return placed
+    @property
+    def store(self):
+        return self.runtime.store
 
     def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R]) -> list[R]:
         """Run every stage; returns `result_task(partition, batches)` for each result partition, in order."""
         job_id = next(_job_ids)
-        namespace = f"job{job_id}"
-        metrics = JobMetrics(job_id)
+        job = _Job(job_id, f"job{job_id}", JobMetrics(job_id, store_stats=getattr(self.runtime, "store_stats", None)))
         started = time.perf_counter()
         readers_left = {s.id: sum(1 for t in graph.stages if s.id in t.parents) for s in graph.stages}
         try:
             for stage in graph.stages[:-1]:
-                self._run_map_stage(stage, job_id, namespace, metrics)
-                self._release_parents(stage, readers_left, namespace)
+                self._run_map_stage(stage, job)
+                self._release_parents(stage, readers_left, job)
             result = graph.result
-            stage_metrics = StageMetrics(result.id, result.num_partitions)
+            metrics = self._stage_metrics(result, job)
             t0 = time.perf_counter()
-            placed = self._placement(result, metrics, stage_metrics)
-            tasks = [self._task(result, p, job_id, stage_metrics, placed,
-                                lambda ctx, p=p: result_task(p, self.executor.execute(result.root, p, ctx)))
-                     for p in range(result.num_partitions)]
-            out = self.runtime.run_all(tasks)
-            stage_metrics.seconds = time.perf_counter() - t0
-            metrics.stages.append(stage_metrics)
+            specs = self._stage_specs(result, job, metrics, ReturnResult(result_task))
+            out = self._run_specs(specs, job)
+            metrics.seconds = time.perf_counter() - t0
             return out
         finally:
-            self.store.drop_namespace(namespace)
-            metrics.seconds = time.perf_counter() - started
-            self.last_job = metrics
+            self.store.drop_namespace(job.namespace)
+            job.metrics.seconds = time.perf_counter() - started
+            self.last_job = job.metrics
 
-    def _run_map_stage(self, stage: Stage, job_id: int, namespace: str, metrics: JobMetrics) -> None:
-        stage_metrics = StageMetrics(stage.id, stage.num_partitions)
+    # ---------------------------------------------------------- stages
+
+    def _stage_metrics(self, stage: Stage, job: _Job) -> StageMetrics:
+        metrics = StageMetrics(stage.id, stage.num_partitions)
+        job.stage_metrics[stage.id] = metrics
+        job.metrics.stages.append(metrics)
+        return metrics
+
+    def _stage_specs(self, stage: Stage, job: _Job, metrics: StageMetrics, finish) -> list[TaskSpec]:
+        placed = self._placement(stage, job, metrics)
+        nodes = preorder(stage.root)
+        placement = tuple((i, placed[id(n)]) for i, n in enumerate(nodes) if id(n) in placed)
+        resources = _resources(placed.values())
+        metrics.resources = resources
+        body = StageTask(stage.root, self.executor, finish, placement)
+        return [TaskSpec(stage.id, p, job.id, body, stage_inputs(stage.root, p, job.namespace),
+                         stage_outputs(stage.id, p, stage.output, job.namespace), resources)
+                for p in range(stage.num_partitions)]
+
+    def _placement(self, stage: Stage, job: _Job, metrics: StageMetrics) -> dict[int, Any]:
+        if self.placer is None:
+            return {}
+        actual = {m.stage_id: (m.rows_written, m.bytes_written) for m in job.metrics.stages}
+        placed = self.placer(stage, actual)
+        if placed:
+            metrics.devices = ("cpu:0", *sorted({str(e.device) for e in placed.values()}))
+        return placed
+
+    def _run_map_stage(self, stage: Stage, job: _Job) -> None:
+        metrics = self._stage_metrics(stage, job)
         t0 = time.perf_counter()
-        placed = self._placement(stage, metrics, stage_metrics)
-
-        def body(ctx: TaskContext, p: int) -> dict:
-            return write_shuffle(self.store, namespace, stage.id, p, stage.output,
-                                 self.executor.execute(stage.root, p, ctx))
-
-        tasks = [self._task(stage, p, job_id, stage_metrics, placed, lambda ctx, p=p: body(ctx, p))
-                 for p in range(stage.num_partitions)]
-        for written in self.runtime.run_all(tasks):
-            stage_metrics.rows_written += written["rows"]
-            stage_metrics.bytes_written += written["bytes"]
+        specs = self._stage_specs(stage, job, metrics, WriteShuffle(stage.output))
+        written = self._run_specs(specs, job)
+        for w in written:
+            metrics.rows_written += w["rows"]
+            metrics.bytes_written += w["bytes"]
         if isinstance(stage.output, RangePartitioning):
-            finish_range_exchange(self.store, namespace, stage.id, stage.num_partitions, stage.output)
-        stage_metrics.seconds = time.perf_counter() - t0
-        metrics.stages.append(stage_metrics)
-        log.debug("stage %s done: %s tasks, %s rows", stage.id, stage.num_partitions, stage_metrics.rows_written)
+            self._cut_range_exchange(stage, job, [(w["rows"], w["sample"]) for w in written])
+        metrics.seconds = time.perf_counter() - t0
+        log.debug("stage %s done: %s tasks, %s rows", stage.id, stage.num_partitions, metrics.rows_written)
 
-    def _release_parents(self, stage: Stage, readers_left: dict[int, int], namespace: str) -> None:
+    def _cut_range_exchange(self, stage: Stage, job: _Job, samples: list) -> None:
+        """Bounds from every map task's sample, then one task per map output cutting it by them."""
+        bounds = range_bounds(samples, stage.output)
+        n = stage.output.num_partitions
+        specs = []
+        for m in range(stage.num_partitions):
+            whole = BlockId(job.namespace, stage.id, m, UNCUT)
+            specs.append(TaskSpec(stage.id, m, job.id, CutByRange(whole, stage.output, bounds), (whole,),
+                                  tuple(BlockId(job.namespace, stage.id, m, r) for r in range(n))))
+        self._run_specs(specs, job)
+        self.store.drop([s.inputs[0] for s in specs])
+
+    def _release_parents(self, stage: Stage, readers_left: dict[int, int], job: _Job) -> None:
         for parent in stage.parents:
             readers_left[parent] -= 1
             if readers_left[parent] == 0:
-                self.store.drop(self.store.blocks_of(namespace, parent))
+                self.store.drop(self.store.blocks_of(job.namespace, parent))
 
-    def _task(self, stage: Stage, partition: int, job_id: int, stage_metrics: StageMetrics,
-              placed: dict[int, Any], body: Callable[[TaskContext], R]) -> Callable[[], R]:
-        def run() -> R:
-            last: BaseException | None = None
-            placement = placed
-            failures = attempt = 0
-            while failures < self.max_failures:
-                ctx = TaskContext(stage.id, partition, attempt, self.store, job_id,
-                                  placement=placement, default_executor=self.executor)
-                attempt += 1
-                with self._metrics_lock:
-                    stage_metrics.attempts += 1
-                try:
-                    return body(ctx)
-                except AnalysisException:
-                    raise
-                except DeviceFallback as exc:
-                    if not placement:
-                        raise TaskFailedError(
-                            f"Task {partition} in stage {stage.id} (partition {partition}) met data no executor "
-                            f"can hold, with every operator on the CPU: {exc}", stage.id, partition, attempt) from exc
-                    log.warning("task %s of stage %s falls back to the CPU: %s", partition, stage.id, exc)
-                    placement = {}
-                    with self._metrics_lock:
-                        stage_metrics.fallbacks += 1
-                except Exception as exc:  # noqa: BLE001 — any task failure is retried, as in Spark
-                    last = exc
-                    failures += 1
-                    log.warning("task %s of stage %s failed (attempt %s/%s): %s",
-                                partition, stage.id, failures, self.max_failures, exc)
-            raise TaskFailedError(
-                f"Task {partition} in stage {stage.id} (partition {partition}) failed {self.max_failures} "
-                f"times; most recent failure: {type(last).__name__}: {last}",
-                stage.id, partition, self.max_failures,
-            ) from last
+    # ---------------------------------------------------------- tasks
 
-        return run
+    def _run_specs(self, specs: list[TaskSpec], job: _Job) -> list[Any]:
+        """Run tasks until each succeeds; retries failures, falls back from devices, recomputes lost blocks."""
+        values: list[Any] = [None] * len(specs)
+        failures = [0] * len(specs)
+        recomputes = [0] * len(specs)
+        for spec in specs:
+            for block in spec.outputs:
+                job.producers[block] = spec
+        pending = list(enumerate(specs))
+        while pending:
+            outcomes = self.runtime.run_tasks([s for _, s in pending])
+            retry: list[tuple[int, TaskSpec]] = []
+            for (i, spec), outcome in zip(pending, outcomes):
+                metrics = job.stage_metrics.get(spec.stage_id)
+                if metrics is not None:
+                    metrics.attempts += 1
+                    if outcome.node not in metrics.nodes:
+                        metrics.nodes = (*metrics.nodes, outcome.node)
+                error = outcome.error
+                if error is None:
+                    values[i] = outcome.value
+                    continue
+                retry.append((i, self._after_failure(spec, error, failures, recomputes, i, job)))
+            pending = retry
+        return values
+
+    def _after_failure(self, spec: TaskSpec, error: BaseException, failures: list[int], recomputes: list[int],
+                       i: int, job: _Job) -> TaskSpec:
+        """The spec to run next after `error`, or raise when the job cannot go on."""
+        again = replace(spec, attempt=spec.attempt + 1)
+        if isinstance(error, AnalysisException):
+            raise error
+        if isinstance(error, BlocksLost):
+            recomputes[i] += 1
+            if recomputes[i] > self.max_failures:
+                raise self._failed(spec, self.max_failures, error, "lost its input blocks")
+            log.warning("task %s of stage %s lost %s input block(s); recomputing them from lineage",
+                        spec.partition, spec.stage_id, len(error.blocks))
+            self._recompute(error.blocks, job, spec)
+            return again
+        if isinstance(error, DeviceFallback):
+            body = spec.body
+            if not getattr(body, "placement", ()):
+                raise TaskFailedError(
+                    f"Task {spec.partition} in stage {spec.stage_id} (partition {spec.partition}) met data no "
+                    f"executor can hold, with every operator on the CPU: {error}", spec.stage_id, spec.partition,
+                    spec.attempt + 1) from error
+            log.warning("task %s of stage %s falls back to the CPU: %s", spec.partition, spec.stage_id, error)
+            metrics = job.stage_metrics.get(spec.stage_id)
+            if metrics is not None:
+                metrics.fallbacks += 1
+            return replace(again, body=body.without_placement(), resources=TaskResources())
+        failures[i] += 1
+        log.warning("task %s of stage %s failed (attempt %s/%s): %s",
+                    spec.partition, spec.stage_id, failures[i], self.max_failures, error)
+        if failures[i] >= self.max_failures:
+            raise self._failed(spec, self.max_failures, error, f"failed {self.max_failures} times")
+        return again
+
+    def _recompute(self, lost: tuple[BlockId, ...], job: _Job, reader: TaskSpec) -> None:
+        """Run again the tasks that wrote the lost blocks (each once), as Spark resubmits on a fetch failure."""
+        producers: dict[int, TaskSpec] = {}
+        for block in lost:
+            spec = job.producers.get(block)
+            if spec is None:
+                raise TaskFailedError(
+                    f"Task {reader.partition} in stage {reader.stage_id} (partition {reader.partition}) lost block "
+                    f"{block}, which no task of this job wrote (a cached block whose worker died); unpersist and "
+                    "cache the DataFrame again", reader.stage_id, reader.partition, reader.attempt + 1)
+            producers[id(spec)] = spec
+        for spec in producers.values():
+            metrics = job.stage_metrics.get(spec.stage_id)
+            if metrics is not None:
+                metrics.recomputed += 1
+        self._run_specs([replace(s, attempt=s.attempt + 1) for s in producers.values()], job)
+
+    @staticmethod
+    def _failed(spec: TaskSpec, attempts: int, error: BaseException, what: str) -> TaskFailedError:
+        exc = TaskFailedError(
+            f"Task {spec.partition} in stage {spec.stage_id} (partition {spec.partition}) {what}; "
+            f"most recent failure: {type(error).__name__}: {error}", spec.stage_id, spec.partition, attempts)
+        exc.__cause__ = error
+        return exc
+
+
+def _resources(executors) -> TaskResources:
+    """What a task asks of a worker: a GPU or NPU when any of its operators is placed on one."""
+    devices = [e.device for e in executors]
+    kinds = {d.kind for d in devices}
+    return TaskResources(1.0, 1.0 if "gpu" in kinds else 0.0, 1.0 if "npu" in kinds else 0.0,
+                         emulated=bool(devices) and all(d.emulated for d in devices))
 
 
 __all__ = ["BlockId", "DAGScheduler", "JobMetrics", "StageMetrics"]

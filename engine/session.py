@@ -22,7 +22,6 @@ from quiver.engine.expressions import AttributeRef, new_expr_id
 from quiver.engine.local_data import to_arrow_table
 from quiver.engine.runtime.local import LocalRuntime, parse_local_master
 from quiver.engine.scheduler import DAGScheduler
-from quiver.engine.store import BlockStore
 from quiver.engine.devices import DeviceSet
 from quiver.executors.cpu import CpuExecutor
 from quiver.planners.placement import Candidate, StagePlacement, device_paths, place_stage
@@ -106,6 +105,23 @@ class SparkContextShim:
         self._session.stop()
 
 
+def _open_runtime(master: str, conf: RuntimeConfig):
+    """The runtime a master names: threads for local masters, Ray workers for ray masters."""
+    threads = parse_local_master(master, os.cpu_count() or 1)
+    if threads is not None:
+        return LocalRuntime(threads)
+    from quiver.engine.runtime.ray import RayRuntime, parse_ray_master
+
+    address = parse_ray_master(master)
+    if address is None:
+        raise ConfigurationError(
+            f"master {master!r} is not a master; valid masters are local, local[N], local[*] (threads in this "
+            "process), ray (join the Ray instance running on this machine, or start one), ray://host:port "
+            "(a Ray cluster through Ray Client) and ray:ADDRESS (an address as ray.init takes it, e.g. ray:auto, "
+            "ray:10.0.0.5:6379)")
+    return RayRuntime.connect(address, conf)
+
+
 class Session:
     """A Quiver session; use `Session.builder...getOrCreate()`."""
 
@@ -117,23 +133,21 @@ class Session:
         self.conf = RuntimeConfig(options)
         self.master = str(self.conf.get("quiver.master", os.environ.get("QUIVER_MASTER", "local[*]")))
         self.app_name = str(self.conf.get("quiver.app.name", "quiver"))
-        threads = parse_local_master(self.master, os.cpu_count() or 1)
-        if threads is None:
-            raise ConfigurationError(
-                f"master {self.master!r} is not supported here; valid masters are local, local[N], local[*] "
-                "(ray and ray://host:port arrive with the Ray runtime)"
-            )
-        self._runtime = LocalRuntime(threads)
-        self._store = BlockStore()
+        self._runtime = _open_runtime(self.master, self.conf)
         cpu = CpuExecutor()
         self._devices = DeviceSet(cpu)
-        self._threads = threads
-        self._scheduler = DAGScheduler(self._runtime, self._store, cpu, self.conf.max_failures(), self._place)
+        self._threads = self._runtime.parallelism
+        self._scheduler = DAGScheduler(self._runtime, cpu, self.conf.max_failures(), self._place)
         self.last_placements: dict[int, StagePlacement] = {}
         self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
         self._views: dict[str, L.LogicalPlan] = {}
         self._cache = CacheManager(self)
         self._stopped = False
+
+    @property
+    def _store(self):
+        """The runtime's block store: shuffle, broadcast and cache blocks."""
+        return self._runtime.store
 
     # ---------------------------------------------------------- devices
 

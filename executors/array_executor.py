@@ -58,6 +58,11 @@ class ArrayExecutor:
         self._cached: dict[tuple[int, int], list[DeviceBatch]] = {}
         self._cache_lock = threading.Lock()
 
+    def __reduce__(self):
+        """Pickled into a worker process (Ray), the executor opens the same device anew there; the device
+        cache stays behind, so reads there come from the blocks."""
+        return reopen_executor, (type(self), self.device.index, self.device.emulated, self.device.memory_bytes)
+
     # -- the device cache
 
     def cache_put(self, cache_key: int, partition: int, batches: list[pa.RecordBatch]) -> None:
@@ -361,3 +366,16 @@ def _all_null(build: DeviceBatch, rows: int, xp: Any) -> DeviceBatch:
 
 
 __all__ = ["ARRAY_OPERATORS", "ArrayExecutor"]
+
+
+_reopened: dict[tuple, ArrayExecutor] = {}
+_reopened_lock = threading.Lock()
+
+
+def reopen_executor(cls: type, index: int, emulated: bool, memory_bytes: int | None) -> ArrayExecutor:
+    """The executor of `cls` for one device, opened once per process and shared by the tasks that run there."""
+    key = (cls, index, emulated, memory_bytes)
+    with _reopened_lock:
+        if key not in _reopened:
+            _reopened[key] = cls.open(index, emulated, memory_bytes)
+        return _reopened[key]

@@ -154,18 +154,15 @@ class CpuExecutor:
             skip = 0
 
     def _CoalesceExec(self, plan: P.CoalesceExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
-        inputs, outputs = plan.child.num_partitions, plan.num_partitions
-        for p in range(inputs * partition // outputs, inputs * (partition + 1) // outputs):
+        for p in plan.input_partitions(partition):
             yield from self.execute(plan.child, p, ctx)
 
     def _UnionExec(self, plan: P.UnionExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         names = [a.internal_name for a in plan.output]
-        for child in plan.inputs:
-            if partition < child.num_partitions:
-                for batch in self.execute(child, partition, ctx):
-                    yield pa.RecordBatch.from_arrays(batch.columns, names=names)
-                return
-            partition -= child.num_partitions
+        located = plan.input_for(partition)
+        if located is not None:
+            for batch in self.execute(*located, ctx):
+                yield pa.RecordBatch.from_arrays(batch.columns, names=names)
 
     def _MapInBatchesExec(self, plan: P.MapInBatchesExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         from quiver.executors.map_batches import map_partition

@@ -463,6 +463,11 @@ class CoalesceExec(PhysicalPlan):
     def node_string(self) -> str:
         return f"Coalesce {self.partitions}"
 
+    def input_partitions(self, partition: int) -> range:
+        """The child partitions output partition `partition` reads, one after another."""
+        inputs, outputs = self.child.num_partitions, self.num_partitions
+        return range(inputs * partition // outputs, inputs * (partition + 1) // outputs)
+
 
 @dataclass(frozen=True)
 class UnionExec(PhysicalPlan):
@@ -478,6 +483,14 @@ class UnionExec(PhysicalPlan):
     @property
     def num_partitions(self) -> int:
         return sum(c.num_partitions for c in self.inputs)
+
+    def input_for(self, partition: int) -> tuple[PhysicalPlan, int] | None:
+        """The input whose partitions output partition `partition` is, and its partition there."""
+        for child in self.inputs:
+            if partition < child.num_partitions:
+                return child, partition
+            partition -= child.num_partitions
+        return None
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 
@@ -10,8 +11,9 @@ import quiver
 
 @pytest.fixture(scope="session")
 def spark():
-    """The Quiver session every public-API test runs on (local[2], as in the docs)."""
-    return quiver.Session.builder.master("local[2]").getOrCreate()
+    """The Quiver session every public-API test runs on: local[2], as in the docs, or the master
+    QUIVER_TEST_MASTER names (`make test` runs the compat and e2e tests again on `ray`)."""
+    return quiver.Session.builder.master(os.environ.get("QUIVER_TEST_MASTER", "local[2]")).getOrCreate()
 
 
 @pytest.fixture(params=[1, 3, 8], ids=lambda n: f"{n}parts")

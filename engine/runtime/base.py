@@ -1,18 +1,37 @@
-"""The runtime seam: where a stage's tasks run (threads in this process, or Ray workers)."""
+"""The runtime seam: where a stage's tasks run (threads in this process, or Ray workers) and where blocks live.
+
+A runtime runs `TaskSpec`s (engine/tasks.py) and keeps the blocks they write in its
+`store`; the scheduler above it is the same for every runtime.
+"""
 from __future__ import annotations
 
-from typing import Callable, Protocol, Sequence, TypeVar
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
 
-R = TypeVar("R")
+from quiver.engine.tasks import TaskSpec
+
+
+@dataclass
+class TaskOutcome:
+    """What one task attempt came to: its value, or the exception it raised (then `value` is None)."""
+
+    value: Any = None
+    error: BaseException | None = None
+    # Where it ran ("local", or a Ray node id), for metrics and for finding blocks a dead node held.
+    node: str = "local"
 
 
 class Runtime(Protocol):
-    """Runs independent task closures concurrently and returns their results in order."""
+    """Runs task specs concurrently; keeps their output blocks in `store`."""
 
     parallelism: int
+    store: Any
 
-    def run_all(self, tasks: Sequence[Callable[[], R]]) -> list[R]:
-        """Run every task; raise the first failure (after the others finish or are cancelled)."""
+    def run_tasks(self, tasks: Sequence[TaskSpec]) -> list[TaskOutcome]:
+        """Run every task once; the outcomes in order. A task's output blocks are in `store` once it succeeds."""
+
+    def inventory(self) -> dict[str, float]:
+        """Devices and CPUs the runtime's workers have in all: {"CPU": n, "GPU": g, "NPU": k}."""
 
     def shutdown(self) -> None:
-        """Release workers."""
+        """Release workers (and a cluster this runtime started)."""

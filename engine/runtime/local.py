@@ -1,41 +1,49 @@
 """The embedded runtime: a pool of N worker threads for `local[N]`.
 
-Arrow kernels release the GIL, so threads run partitions in parallel without copying
-blocks between processes.
+Arrow kernels release the GIL, so threads run partitions in parallel; blocks stay the
+producer's batches, held by reference in one `BlockStore`.
 """
 from __future__ import annotations
 
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from typing import Callable, Sequence, TypeVar
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Sequence
 
-R = TypeVar("R")
+from quiver.engine.runtime.base import TaskOutcome
+from quiver.engine.store import BlockStore
+from quiver.engine.tasks import TaskSpec
 
 
 class LocalRuntime:
-    """Runs tasks on a thread pool of `parallelism` workers."""
+    """Runs tasks on a thread pool of `parallelism` workers over one in-process block store."""
 
     def __init__(self, parallelism: int):
         self.parallelism = max(1, parallelism)
+        self.store = BlockStore()
         self._pool = ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="quiver-task")
 
-    def run_all(self, tasks: Sequence[Callable[[], R]]) -> list[R]:
+    def run_tasks(self, tasks: Sequence[TaskSpec]) -> list[TaskOutcome]:
         if len(tasks) == 1 or self.parallelism == 1:
-            return [t() for t in tasks]
-        futures = [self._pool.submit(t) for t in tasks]
-        done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-        for f in futures:
-            if f in done and f.exception() is not None:
-                for p in pending:
-                    p.cancel()
-                wait(pending)
-                raise f.exception()
-        return [f.result() for f in futures]
+            return [self._run(t) for t in tasks]
+        return list(self._pool.map(self._run, tasks))
+
+    def _run(self, task: TaskSpec) -> TaskOutcome:
+        try:
+            blocks, value = task.run(self.store)
+        except Exception as exc:  # noqa: BLE001 — the scheduler decides what a failure means
+            return TaskOutcome(error=exc)
+        for block, batches in zip(task.outputs, blocks):
+            self.store.put(block, batches)
+        return TaskOutcome(value)
+
+    def inventory(self) -> dict[str, float]:
+        return {"CPU": float(self.parallelism)}
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def parse_local_master(master: str, cpu_count: int) -> int | None:
+def parse_local_master(master: str, cpu_count: int | None = None) -> int | None:
     """Threads for `local`, `local[N]`, `local[*]`; None if `master` is not a local master."""
     m = master.strip()
     if m == "local":
@@ -43,7 +51,7 @@ def parse_local_master(master: str, cpu_count: int) -> int | None:
     if m.startswith("local[") and m.endswith("]"):
         inner = m[6:-1].split(",")[0].strip()
         if inner == "*":
-            return cpu_count
+            return cpu_count or os.cpu_count() or 1
         if inner.isdigit() and int(inner) > 0:
             return int(inner)
     return None

@@ -97,6 +97,12 @@ def pyspark_engine() -> Engine:
     return _engines["pyspark"]
 
 
+def session_master() -> str:
+    """The master the Quiver side runs on: local[2], or what QUIVER_TEST_MASTER names (`make test` runs
+    the compat and e2e tests again with `ray`)."""
+    return os.environ.get("QUIVER_TEST_MASTER", "local[2]")
+
+
 def quiver_engine() -> Engine:
     """The engine under test: Quiver, imported lazily so a missing engine fails each test."""
     if os.environ.get("QUIVER_COMPAT_ENGINE", "quiver") == "pyspark":
@@ -108,7 +114,7 @@ def quiver_engine() -> Engine:
         from quiver import functions as F
         from quiver import types as T
 
-        builder = quiver.Session.builder.master("local[2]").appName("quiver-compat")
+        builder = quiver.Session.builder.master(session_master()).appName("quiver-compat")
         for key, value in _CONF.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()

@@ -72,3 +72,13 @@ def test_rows_from_pyspark_normalize_with_names(pyspark_session):
 @pytest.mark.parametrize("value", [1, 1.5, "s", dt.date(2024, 1, 1), [1, 2], None])
 def test_values_equal_reflexive(value):
     assert values_equal(normalize(value), normalize(value))
+
+
+def test_quiver_side_runs_on_the_master_the_run_names():
+    """`make test` runs this package again with QUIVER_TEST_MASTER=ray: its programs must really run there."""
+    from .harness import quiver_engine, session_master
+
+    spark = quiver_engine().spark
+    assert spark.master == session_master()
+    runtime = type(spark._runtime).__name__
+    assert runtime == ("RayRuntime" if session_master().startswith("ray") else "LocalRuntime")

@@ -65,10 +65,7 @@ class EngineRun:
 
 
 def run_engine(name: str, ds, args, log_dir: Path) -> EngineRun:
-    run = EngineRun(name)
     events = log_dir / f"core-{name}.events.jsonl"
-    run.log = log_dir / f"core-{name}.log"
-    events.unlink(missing_ok=True)
     for stale in log_dir.glob(f"{name}-*.parquet"):
         stale.unlink()
     cmd = [
@@ -78,6 +75,20 @@ def run_engine(name: str, ds, args, log_dir: Path) -> EngineRun:
         "--events", str(events), "--workloads", ",".join(args.workloads),
         "--dump-dir", str(log_dir),
     ]
+    return spawn(EngineRun(name), cmd, log_dir / f"core-{name}.log", events,
+                 args.timeout, args.sample_s, len(args.workloads))
+
+
+def spawn(run: EngineRun, cmd: list[str], log_path: Path, events: Path, timeout: float,
+          sample_s: float, n_workloads: int) -> EngineRun:
+    """Run one engine's child ``cmd``, echoing and logging its output, sampling its process
+    tree's memory and killing it after ``timeout`` seconds; fill ``run`` from its events.
+
+    Shared with the other benchmarks whose children speak ``core_engines``' events.
+    """
+    name = run.name
+    run.log = log_path
+    events.unlink(missing_ok=True)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     print(f"\n=== {name} ===", flush=True)
@@ -98,9 +109,9 @@ def run_engine(name: str, ds, args, log_dir: Path) -> EngineRun:
             except ProcessLookupError:
                 pass
 
-        timer = threading.Timer(args.timeout, kill_on_timeout)
+        timer = threading.Timer(timeout, kill_on_timeout)
         timer.start()
-        with proctree.RssSampler(child.pid, args.sample_s) as sampler:
+        with proctree.RssSampler(child.pid, sample_s) as sampler:
             for line in child.stdout:
                 print(line, end="", flush=True)
                 log.write(line)
@@ -111,11 +122,11 @@ def run_engine(name: str, ds, args, log_dir: Path) -> EngineRun:
     run.sampled_peak = sampler.peak
     _read_events(run, events)
     if timed_out.is_set():
-        run.status, run.error = "timed out", f"killed after {args.timeout:.0f}s"
+        run.status, run.error = "timed out", f"killed after {timeout:.0f}s"
     elif run.status == "not run":
         run.status = "failed"
         run.error = run.error or f"child exited with code {child.returncode} (see {_rel(run.log)})"
-    elif run.status == "ok" and len(run.workloads) < len(args.workloads):
+    elif run.status == "ok" and len(run.workloads) < n_workloads:
         run.status = "partial"
     if run.status != "ok":
         print(f"[{name}] {run.status.upper()}: {run.error or 'some workloads failed'}", flush=True)
@@ -205,13 +216,15 @@ def compare_tables(ref_path: Path, other_path: Path, keys: list[str]) -> str | N
     return None
 
 
-def check_agreement(runs: dict[str, EngineRun], workloads: list[str]) -> dict[tuple[str, str], str]:
-    """Map (workload, engine) -> how its result differs from the reference engine's."""
+def check_agreement(runs: dict[str, EngineRun], workloads: list[str],
+                    reference_order: list[str] = REFERENCE_ORDER) -> dict[tuple[str, str], str]:
+    """Map (workload, engine) -> how its result differs from the reference engine's
+    (the first of ``reference_order`` that finished the workload, else any that did)."""
     problems: dict[tuple[str, str], str] = {}
     for w in workloads:
         done = {n: r.workloads[w]["summary"] for n, r in runs.items()
                 if w in r.workloads and "summary" in r.workloads[w]}
-        ref_name = next((n for n in REFERENCE_ORDER if n in done), None)
+        ref_name = next((n for n in [*reference_order, *done] if n in done), None)
         for n, summary in done.items():
             if n != ref_name and (why := compare(done[ref_name], summary)):
                 problems[(w, n)] = f"{why} ({ref_name} is the reference)"

@@ -19,7 +19,7 @@ import statistics
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
@@ -304,6 +304,8 @@ class Engine:
     workloads: dict[str, Callable[[Any, Paths], Any]]
     to_arrow: Callable[[Any], pa.Table]
     close: Callable[[], None]
+    # Seconds per step of start-up (say import, ray.init, session), when a report splits it.
+    startup_parts: dict[str, float] = field(default_factory=dict)
 
 
 def _spark_conf(builder, shuffle_partitions: int):
@@ -451,36 +453,50 @@ def emit(events: Path, **event: Any) -> None:
 
 
 def run_child(engine_name: str, paths: Paths, repeat: int, slow_s: float, events: Path,
-              workloads: list[str], dump_dir: Path) -> int:
-    """Start one engine, run every workload warm-up + ``repeat`` times, emit events."""
+              workloads: list[str], dump_dir: Path, *,
+              starters: dict[str, Callable[[], Engine]] | None = None,
+              key_columns: dict[str, list[str]] | None = None,
+              warmup: bool = True, imported_s: float = 0.0) -> int:
+    """Start one engine, run every workload warm-up + ``repeat`` times, emit events.
+
+    Other benchmarks pass their own ``starters`` and result ``key_columns`` (per workload);
+    ``warmup=False`` times every run, ``imported_s`` is start-up spent before this call.
+    """
+    starters = STARTERS if starters is None else starters
+    key_columns = {w: spec[1] for w, spec in WORKLOADS.items()} if key_columns is None else key_columns
     t0 = time.perf_counter()
     try:
-        engine = STARTERS[engine_name]()
+        engine = starters[engine_name]()
     except BaseException as exc:  # report any start-up failure, including ImportError
         traceback.print_exc()
         emit(events, event="fatal", stage="startup", error=first_line(exc))
         return 1
-    startup_s = time.perf_counter() - t0
-    emit(events, event="startup", seconds=startup_s, version=engine.version)
+    startup_s = imported_s + time.perf_counter() - t0
+    emit(events, event="startup", seconds=startup_s, version=engine.version,
+         parts=engine.startup_parts)
     print(f"[{engine_name}] started in {startup_s:.2f}s ({engine.version})", flush=True)
 
     for name in workloads:
         fn = engine.workloads[name]
         times: list[float] = []
+        warmup_s = None
+        result = None
         try:
-            gc.collect()
-            t = time.perf_counter()
-            result = fn(engine.handle, paths)
-            warmup_s = time.perf_counter() - t
-            # A very slow engine gets one timed run rather than holding up the whole run.
-            runs = repeat if warmup_s < slow_s else 1
+            runs = repeat
+            if warmup:
+                gc.collect()
+                t = time.perf_counter()
+                result = fn(engine.handle, paths)
+                warmup_s = time.perf_counter() - t
+                # A very slow engine gets one timed run rather than holding up the whole run.
+                runs = repeat if warmup_s < slow_s else 1
             for _ in range(runs):
-                del result
+                result = None
                 gc.collect()
                 t = time.perf_counter()
                 result = fn(engine.handle, paths)
                 times.append(time.perf_counter() - t)
-            summary = summarize(engine.to_arrow(result), WORKLOADS[name][1],
+            summary = summarize(engine.to_arrow(result), key_columns[name],
                                 dump_dir / f"{engine_name}-{name}.parquet")
             del result
         except BaseException as exc:
@@ -494,7 +510,8 @@ def run_child(engine_name: str, paths: Paths, repeat: int, slow_s: float, events
         emit(events, event="workload", name=name, times=times, warmup=warmup_s,
               median=median, summary=summary)
         runs_txt = ", ".join(f"{x:.3f}" for x in times)
-        print(f"[{engine_name}] {name}: median {median:.3f}s (warm-up {warmup_s:.3f}s; runs {runs_txt})",
+        warm_txt = f"warm-up {warmup_s:.3f}s; " if warmup_s is not None else "no warm-up; "
+        print(f"[{engine_name}] {name}: median {median:.3f}s ({warm_txt}runs {runs_txt})",
               flush=True)
 
     # Read high-water marks before closing, while a JVM child is still alive.

@@ -105,6 +105,11 @@ class DAGScheduler:
     def store(self):
         return self.runtime.store
 
+    @property
+    def _separate_blocks(self) -> bool:
+        """Whether blocks leave the process (Ray), so each must own its buffers rather than slice shared ones."""
+        return self.runtime.blocks_leave_process
+
     def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R]) -> list[R]:
         """Run every stage; returns `result_task(partition, batches)` for each result partition, in order."""
         job_id = next(_job_ids)
@@ -158,7 +163,7 @@ class DAGScheduler:
     def _run_map_stage(self, stage: Stage, job: _Job) -> None:
         metrics = self._stage_metrics(stage, job)
         t0 = time.perf_counter()
-        specs = self._stage_specs(stage, job, metrics, WriteShuffle(stage.output))
+        specs = self._stage_specs(stage, job, metrics, WriteShuffle(stage.output, self._separate_blocks))
         written = self._run_specs(specs, job)
         for w in written:
             metrics.rows_written += w["rows"]
@@ -175,7 +180,7 @@ class DAGScheduler:
         specs = []
         for m in range(stage.num_partitions):
             whole = BlockId(job.namespace, stage.id, m, UNCUT)
-            specs.append(TaskSpec(stage.id, m, job.id, CutByRange(whole, stage.output, bounds), (whole,),
+            specs.append(TaskSpec(stage.id, m, job.id, CutByRange(whole, stage.output, bounds, self._separate_blocks), (whole,),
                                   tuple(BlockId(job.namespace, stage.id, m, r) for r in range(n))))
         self._run_specs(specs, job)
         self.store.drop([s.inputs[0] for s in specs])

@@ -6,6 +6,7 @@ the scheduler, the temp views and the cache.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -156,7 +157,17 @@ class Session:
 
     def placement_candidates(self) -> list[Candidate]:
         """The devices `quiver.devices` names (the CPU first), with their executors and cost profiles."""
-        return self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
+        candidates = self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
+        return self._with_runtime_units(candidates)
+
+    def _with_runtime_units(self, candidates: list[Candidate]) -> list[Candidate]:
+        """On Ray, each candidate spreads over the cluster's units of its kind (CPUs, GPUs, NPUs) as Ray
+        reports them; an emulated device the cluster has none of keeps its profile's."""
+        if isinstance(self._runtime, LocalRuntime):
+            return candidates
+        inventory = self._runtime.inventory()
+        return [dataclasses.replace(c, units=int(inventory.get(c.device.kind.upper(), 0)))
+                if inventory.get(c.device.kind.upper(), 0) >= 1 else c for c in candidates]
 
     def place(self, stage_id: int, root, actual_sizes: dict[int, tuple[int, int]] | None = None) -> StagePlacement:
         """The device of every operator of one stage under `quiver.placement` (explain shows this)."""

@@ -38,8 +38,8 @@ def output_partitions(partitioning) -> tuple[int, ...]:
     raise TypeError(f"unknown partitioning {partitioning!r}")
 
 
-def partition_blocks(partitioning, map_partition: int,
-                     batches: Iterable[pa.RecordBatch]) -> tuple[list[list[pa.RecordBatch]], dict]:
+def partition_blocks(partitioning, map_partition: int, batches: Iterable[pa.RecordBatch],
+                     separate: bool = False) -> tuple[list[list[pa.RecordBatch]], dict]:
     """One map task's output cut into blocks (aligned with `output_partitions`), and the rows and bytes written.
 
     A range exchange's map task also returns a sample of its sort keys, which `range_bounds` pools.
@@ -54,7 +54,7 @@ def partition_blocks(partitioning, map_partition: int,
             else:
                 # Round robin continues where the previous batch stopped, starting at the map index.
                 ids = (np.arange(rows, rows + batch.num_rows) + map_partition) % n
-            for r, piece in enumerate(split_by_ids(batch, ids, n)):
+            for r, piece in enumerate(split_by_ids(batch, ids, n, separate)):
                 if piece is not None:
                     pieces[r].append(piece)
             rows += batch.num_rows
@@ -122,14 +122,14 @@ def range_bounds(samples: list[tuple[int, list[pa.Array]]], partitioning: RangeP
 
 
 def cut_by_range(batches: list[pa.RecordBatch], partitioning: RangePartitioning,
-                 bounds: list[pa.Array]) -> list[list[pa.RecordBatch]]:
+                 bounds: list[pa.Array], separate: bool = False) -> list[list[pa.RecordBatch]]:
     """One map task's whole block cut into one block per reduce partition by the chosen bounds."""
     n = partitioning.num_partitions
     pieces: list[list[pa.RecordBatch]] = [[] for _ in range(n)]
     for b in batches:
         keys = [evaluate_array(o.child, b) for o in partitioning.orders]
         ids = range_partition_ids(keys, bounds, partitioning.orders)
-        for r, piece in enumerate(split_by_ids(b, ids, n)):
+        for r, piece in enumerate(split_by_ids(b, ids, n, separate)):
             if piece is not None:
                 pieces[r].append(piece)
     return pieces

@@ -123,12 +123,14 @@ class StageTask:
 
 @dataclass(frozen=True)
 class WriteShuffle:
-    """`finish` of a map stage: cut the batches into blocks by the stage's output partitioning."""
+    """`finish` of a map stage: cut the batches into blocks by the stage's output partitioning
+    (`separate`: each block in buffers of its own, for a runtime whose blocks leave the process)."""
 
     partitioning: Any
+    separate: bool = False
 
     def __call__(self, partition: int, batches: Iterator[pa.RecordBatch]) -> tuple[Blocks, Any]:
-        return partition_blocks(self.partitioning, partition, batches)
+        return partition_blocks(self.partitioning, partition, batches, self.separate)
 
 
 @dataclass(frozen=True)
@@ -148,9 +150,10 @@ class CutByRange:
     block: BlockId
     partitioning: RangePartitioning
     bounds: list
+    separate: bool = False
 
     def __call__(self, ctx: TaskContext) -> tuple[Blocks, Any]:
-        return cut_by_range(ctx.blocks.get(self.block), self.partitioning, self.bounds), None
+        return cut_by_range(ctx.blocks.get(self.block), self.partitioning, self.bounds, self.separate), None
 
 
 def stage_inputs(root: PhysicalPlan, partition: int, namespace: str) -> tuple[BlockId, ...]:

@@ -38,6 +38,9 @@ class Candidate:
     profile: DeviceProfile
     unsupported: Callable[[P.PhysicalPlan], str | None]
     executor: Any = None
+    # How many of this device the runtime has (a Ray cluster's CPUs or GPUs), over which a stage's
+    # tasks spread; 0 leaves it to the profile (a CPU profile's cores, one device).
+    units: int = 0
 
     @property
     def label(self) -> str:
@@ -182,10 +185,13 @@ class _Placer:
         if src == dst or nbytes <= 0:
             return 0.0
         seconds = 0.0
+        # Each device has its own link to its host, so a stage's transfers spread over every device too.
         if self.candidates[src].device.kind != "cpu":
-            seconds += self.candidates[src].profile.transfer_seconds(nbytes, to_device=False)
+            seconds += self.candidates[src].profile.transfer_seconds(nbytes, to_device=False) \
+                / _parallelism(self.candidates[src])
         if self.candidates[dst].device.kind != "cpu":
-            seconds += self.candidates[dst].profile.transfer_seconds(nbytes, to_device=True)
+            seconds += self.candidates[dst].profile.transfer_seconds(nbytes, to_device=True) \
+                / _parallelism(self.candidates[dst])
         return seconds
 
     def compute(self, node: P.PhysicalPlan, i: int) -> DeviceCost:
@@ -204,7 +210,7 @@ class _Placer:
             if need > cand.profile.memory_bytes * MEMORY_HEADROOM:
                 return DeviceCost(label, None, reason=(
                     f"working set {_bytes(need)} over {MEMORY_HEADROOM:.0%} of its {_bytes(cand.profile.memory_bytes)}"))
-        seconds = self.operator_seconds(node, cand.profile) / _parallelism(node, cand.profile)
+        seconds = self.operator_seconds(node, cand.profile) / _parallelism(cand)
         pinned_here = P.device_pin(node) == cand.device.kind
         if cand.device.kind != "cpu" and not pinned_here and (
                 self.mode == "cpu" or (self.mode in ("gpu", "npu") and cand.device.kind != self.mode)):
@@ -319,10 +325,13 @@ class _Placer:
         return choices[n] if n < len(choices) else 0
 
 
-def _parallelism(node: P.PhysicalPlan, profile: DeviceProfile) -> int:
-    """Cores the operator's work spreads over: all of a CPU profile's (the host it describes splits a
+def _parallelism(cand: Candidate) -> int:
+    """Units the operator's work spreads over: the runtime's count of the device where it reports one
+    (a Ray cluster's CPUs or GPUs); else all of a CPU profile's cores (the host it describes splits a
     stage into as many tasks, as `local[*]` does), while a device's costs are for the whole device."""
-    return max(1, profile.cores) if profile.kind == "cpu" else 1
+    if cand.units > 0:
+        return cand.units
+    return max(1, cand.profile.cores) if cand.profile.kind == "cpu" else 1
 
 
 def _join_sides(node: P.HashJoinExec) -> tuple[P.PhysicalPlan, P.PhysicalPlan]:

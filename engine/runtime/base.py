@@ -26,6 +26,8 @@ class Runtime(Protocol):
 
     parallelism: int
     store: Any
+    # Whether blocks are serialized out of the producing process (Ray), so each must own its buffers.
+    blocks_leave_process: bool
 
     def run_tasks(self, tasks: Sequence[TaskSpec]) -> list[TaskOutcome]:
         """Run every task once; the outcomes in order. A task's output blocks are in `store` once it succeeds."""

@@ -17,6 +17,8 @@ from quiver.engine.tasks import TaskSpec
 class LocalRuntime:
     """Runs tasks on a thread pool of `parallelism` workers over one in-process block store."""
 
+    blocks_leave_process = False
+
     def __init__(self, parallelism: int):
         self.parallelism = max(1, parallelism)
         self.store = BlockStore()
@@ -29,12 +31,16 @@ class LocalRuntime:
 
     def _run(self, task: TaskSpec) -> TaskOutcome:
         try:
-            blocks, value = task.run(self.store)
+            blocks, value = task.run(self.reader(task))
         except Exception as exc:  # noqa: BLE001 — the scheduler decides what a failure means
             return TaskOutcome(error=exc)
         for block, batches in zip(task.outputs, blocks):
             self.store.put(block, batches)
         return TaskOutcome(value)
+
+    def reader(self, task: TaskSpec):
+        """Where `task` reads blocks: the whole store (threads share it)."""
+        return self.store
 
     def inventory(self) -> dict[str, float]:
         return {"CPU": float(self.parallelism)}

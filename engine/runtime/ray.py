@@ -19,9 +19,11 @@ import re
 import socket
 import sys
 import threading
+import time
 from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from quiver.engine.conf import parse_size
@@ -73,8 +75,19 @@ def _run_in_worker(spec: TaskSpec, body: Any, input_ids: tuple[BlockId, ...], *i
     import ray
 
     blocks, value = replace(spec, body=body).run(InputBlocks(dict(zip(input_ids, inputs))))
+    blocks = [[_own_buffers(b) for b in block] for block in blocks]
+    if isinstance(value, list) and all(isinstance(b, pa.RecordBatch) for b in value):
+        value = [_own_buffers(b) for b in value]
     meta = (value, ray.get_runtime_context().get_node_id(), [sum(b.nbytes for b in block) for block in blocks])
     return (meta, *blocks) if blocks else meta
+
+
+def _own_buffers(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """`batch` in buffers of its own when it is a small view of larger ones: serialized, a slice carries
+    its whole parent buffer (ARROW-10739), so a block would cost the object store many times its size."""
+    if batch.get_total_buffer_size() <= 2 * batch.nbytes + (1 << 16):
+        return batch
+    return batch.take(pa.array(np.arange(batch.num_rows)))
 
 
 class RayBlockStore:
@@ -150,6 +163,8 @@ class RayBlockStore:
 class RayRuntime:
     """Runs task specs as Ray tasks on the cluster `ray.init` connected this process to."""
 
+    blocks_leave_process = True
+
     def __init__(self, owns_connection: bool):
         import ray
 
@@ -157,6 +172,7 @@ class RayRuntime:
         self._owns_connection = owns_connection
         self.store = RayBlockStore()
         self._remote = ray.remote(_run_in_worker)
+        self._inventory: tuple[float, dict[str, float]] | None = None
         resources = ray.cluster_resources()
         self.parallelism = max(1, int(resources.get("CPU", 1)))
 
@@ -272,8 +288,12 @@ class RayRuntime:
     # ---------------------------------------------------------- cluster
 
     def inventory(self) -> dict[str, float]:
-        resources = self._ray.cluster_resources()
-        return {k: float(resources.get(k, 0.0)) for k in ("CPU", "GPU", "NPU")}
+        """The cluster's CPUs, GPUs and NPUs; asked of Ray at most once a second (placement asks per stage)."""
+        now = time.monotonic()
+        if self._inventory is None or now - self._inventory[0] > 1.0:
+            resources = self._ray.cluster_resources()
+            self._inventory = (now, {k: float(resources.get(k, 0.0)) for k in ("CPU", "GPU", "NPU")})
+        return dict(self._inventory[1])
 
     def nodes(self) -> list[dict[str, Any]]:
         """Per live node: its id and its CPUs, GPUs and NPUs, as Ray reports them."""

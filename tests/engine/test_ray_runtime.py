@@ -149,8 +149,11 @@ def test_a_task_that_raises_is_retried(rspark, tmp_path):
     def flaky(batches):
         import os
 
-        if not os.path.exists(marker):
-            open(marker, "w").close()
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))  # atomic: one task of the two fails, once
+        except FileExistsError:
+            pass
+        else:
             raise RuntimeError("injected failure, first attempt only")
         yield from batches
 
@@ -180,8 +183,11 @@ def test_a_worker_killed_mid_job_loses_no_rows(rspark, tmp_path):
 
         for i, batch in enumerate(batches):
             yield batch
-            if i == 1 and not os.path.exists(marker):
-                open(marker, "w").close()
+            if i == 1:
+                try:
+                    os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    continue
                 os.kill(os.getpid(), signal.SIGKILL)
 
     df = rspark.range(0, 200000, numPartitions=3).mapInArrow(dies_once, "id long")
@@ -265,3 +271,34 @@ def test_cached_dataframes_live_in_the_object_store(rspark):
         assert isinstance(rspark._runtime.store.get(cached[0])[0], pa.RecordBatch)
     finally:
         df.unpersist()
+
+
+def test_the_cluster_inventory_feeds_the_cost_model(rspark):
+    """Placement spreads a stage over the cluster's CPUs and GPUs as Ray reports them."""
+    rspark.conf.set("quiver.devices", "cpu,gpu:emulated")
+    try:
+        units = {c.device.kind: c.units for c in rspark.placement_candidates()}
+        assert units == {"cpu": 3, "gpu": 1}
+    finally:
+        rspark.conf.unset("quiver.devices")
+
+
+def test_shuffle_blocks_cost_the_object_store_their_own_size(rspark, monkeypatch):
+    """Hash partitioning cuts each batch into pieces; each piece must be stored alone, not with the whole
+    buffer it was cut from (a serialized Arrow slice carries its parent buffer), or a shuffle into 16
+    partitions would take 16 times its size."""
+    scheduler, runtime = rspark._scheduler, rspark._runtime
+    original = scheduler._run_map_stage
+    held = []
+
+    def measure(stage, job):
+        original(stage, job)
+        held.append((runtime.store.nbytes(job.namespace), runtime.store_stats()["object_store_bytes"]))
+
+    monkeypatch.setattr(scheduler, "_run_map_stage", measure)
+    rows = 4_000_000
+    df = rspark.range(0, rows, numPartitions=2).select(F.col("id"), (F.col("id") * 7).alias("v")).repartition(16, "id")
+    assert df.groupBy((F.col("id") % 3).alias("k")).count().count() == 3
+    block_bytes, store_bytes = held[0]
+    assert block_bytes >= rows * 8  # the id column (v is pruned: nothing reads it)
+    assert store_bytes < 1.5 * block_bytes + (16 << 20), held

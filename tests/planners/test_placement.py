@@ -181,3 +181,29 @@ def test_the_device_cache_must_name_a_configured_device(spark, conf_override):
     with settings(conf_override, quiver_devices="cpu", quiver_cache_device="npu"):
         with pytest.raises(ConfigurationError, match="lists no npu"):
             spark.range(0, 10).cache().count()
+
+
+def test_the_runtimes_device_counts_spread_the_cost(spark, conf_override):
+    """A Ray cluster reports how many CPUs and GPUs it has: a stage spreads over them, so thousands of
+    cluster cores take the join one GPU wins on one host, and enough GPUs (each with its own link to its
+    host) win it back."""
+    import dataclasses
+
+    from quiver.planners.placement import place_stage
+
+    df = big_join(spark, 2_000_000_000)
+    with gpu(conf_override):
+        stages = df._execution().stages.stages
+        cpu, device = spark.placement_candidates()
+
+        def join_devices(candidates):
+            kinds = set()
+            for stage in stages:
+                for op in place_stage(stage.id, stage.root, candidates, "cost").operators:
+                    if op.operator.startswith("HashJoin"):
+                        kinds.add(op.device.kind)
+            return kinds
+
+        assert join_devices([cpu, device]) == {"gpu"}
+        assert join_devices([dataclasses.replace(cpu, units=20000), device]) == {"cpu"}
+        assert join_devices([dataclasses.replace(cpu, units=20000), dataclasses.replace(device, units=2000)]) == {"gpu"}

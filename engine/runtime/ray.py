@@ -51,6 +51,24 @@ def parse_ray_master(master: str) -> str | None:
     return None
 
 
+def _is_loopback(address: str) -> bool:
+    """Whether a Ray address (host:port, ray://host:port) names this machine's loopback interface: Ray
+    must then keep to loopback too, or it rewrites 127.0.0.1 to the machine's outward address."""
+    host = address.split("://", 1)[-1].rpartition(":")[0]
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+def _keep_to_loopback() -> None:
+    """Ray read its loopback switch when it was imported; if the program imported Ray before Quiver, set
+    the switch where Ray reads it at connection time, so a driver of a loopback head stays on loopback."""
+    try:
+        from ray._private import ray_constants
+    except ImportError:
+        return
+    if hasattr(ray_constants, "ENABLE_RAY_CLUSTER") and os.environ.get(_LOOPBACK_ENV) in (None, "0"):
+        ray_constants.ENABLE_RAY_CLUSTER = False
+
+
 def _running_local_address() -> str | None:
     """The address of a Ray head started on this machine with `ray start --head` (or named by RAY_ADDRESS)
     that answers, or None. Ray records a head's address in its temp folder; a stale record is ignored."""
@@ -182,19 +200,25 @@ class RayRuntime:
         # A failed task's unread block references hold its error; the scheduler reports the error itself.
         os.environ.setdefault("RAY_IGNORE_UNHANDLED_ERRORS", "1")
         running = _running_local_address() if address == "local" else None
-        if address == "local" and running is None and "ray" not in sys.modules:
+        target = running or address
+        loopback = target == "local" or _is_loopback(target)
+        if loopback and "ray" not in sys.modules:
             os.environ.setdefault(_LOOPBACK_ENV, "0")
         try:
             import ray
         except ImportError as exc:
             raise ConfigurationError(
                 "master 'ray' needs Ray, which is not installed: pip install 'quiver[ray]'") from exc
+        if loopback and not ray.is_initialized():
+            _keep_to_loopback()
         if ray.is_initialized():
             return cls(owns_connection=False)
         options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
         if address == "local":
             if running is not None:
-                ray.init(address=running, **options)
+                # "auto" finds the same head (RAY_ADDRESS, then Ray's record of `ray start`), and only a head
+                # found so lets Ray send this machine's auth token (~/.ray/auth_token) to it.
+                ray.init(address="auto", **options)
             else:
                 cpus = conf.get("quiver.ray.numCpus", None)
                 store = conf.get("quiver.ray.objectStoreMemory", None)
@@ -206,10 +230,13 @@ class RayRuntime:
             try:
                 ray.init(address=address, **options)
             except Exception as exc:  # noqa: BLE001 — Ray raises several types for an address it cannot reach
+                hint = (" Ray sends its auth token only to a head it found itself: use master 'ray' or 'ray:auto' "
+                        "for this machine's head, or set RAY_AUTH_MODE=token (and RAY_AUTH_TOKEN) for an explicit "
+                        "address." if "AuthToken" in str(exc) or "Authentication" in type(exc).__name__ else "")
                 raise ConfigurationError(
-                    f"cannot connect to the Ray cluster at {address!r}: {exc}. A head started with `ray start "
-                    "--head` is reached with master 'ray' or 'ray:auto'; Ray Client addresses are ray://host:port"
-                ) from exc
+                    f"cannot connect to the Ray cluster at {address!r}: {str(exc).splitlines()[0]}.{hint} A head "
+                    "started with `ray start --head` is reached with master 'ray' or 'ray:auto'; Ray Client "
+                    "addresses are ray://host:port") from exc
         return cls(owns_connection=True)
 
     # ---------------------------------------------------------- tasks

@@ -1,0 +1,94 @@
+"""The ray masters against a head started as users start one, `ray start --head`, on loopback:
+`ray` joins it (instead of starting a second Ray), `ray://host:port` reaches it through Ray Client.
+Each client runs in a fresh interpreter, as a user's program would."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray")
+
+REPO = Path(__file__).resolve().parents[2]
+RAY = shutil.which("ray", path=str(Path(sys.executable).parent))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def head():
+    """`ray start --head --block` on loopback with Ray Client's server; stopped (process group) after."""
+    if RAY is None:
+        pytest.skip("the ray command is not installed next to this interpreter")
+    port, client_port = _free_port(), _free_port()
+    env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    proc = subprocess.Popen(
+        [RAY, "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1", "--num-cpus=3",
+         f"--ray-client-server-port={client_port}", "--include-dashboard=false", "--disable-usage-stats"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while not (_answers(port) and _answers(client_port)):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail(f"ray start --head did not come up on 127.0.0.1:{port} (exit {proc.poll()})")
+        time.sleep(0.5)
+    yield {"address": f"127.0.0.1:{port}", "client": f"ray://127.0.0.1:{client_port}"}
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _run(master: str, env: dict[str, str]) -> list[str]:
+    """A small job on `master` in a fresh interpreter; its printed lines."""
+    program = textwrap.dedent(f"""
+        import ray
+        import quiver
+        from quiver import functions as F
+
+        spark = quiver.Session.builder.master({master!r}).getOrCreate()
+        rows = spark.range(0, 1000, numPartitions=3).groupBy((F.col("id") % 4).alias("k")).count().orderBy("k").collect()
+        print("rows", [(r.k, r["count"]) for r in rows])
+        print("cpus", spark.sparkContext.defaultParallelism)
+        spark.stop()
+        print("still up", ray.is_initialized())
+    """)
+    out = subprocess.run([sys.executable, "-c", program], env={**os.environ, **env}, cwd=REPO,
+                         capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.splitlines()
+
+
+def test_ray_master_joins_the_head_this_machine_started(head):
+    lines = _run("ray", {})  # found through Ray's record of the head `ray start` began
+    assert "rows [(0, 250), (1, 250), (2, 250), (3, 250)]" in lines
+    assert "cpus 3" in lines  # the head's 3 CPUs, not a new Ray with this machine's 2 cores
+    assert _answers(int(head["address"].rpartition(":")[2]))  # leaving, the session did not stop the head
+    assert "still up False" in lines
+
+
+def test_ray_client_address_runs_the_job_through_ray_client(head):
+    lines = _run(head["client"], {"RAY_AUTH_MODE": "token"})  # an explicit address gets the token only so
+    assert "rows [(0, 250), (1, 250), (2, 250), (3, 250)]" in lines
+    assert "cpus 3" in lines

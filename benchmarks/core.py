@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -293,23 +294,9 @@ def render(runs: dict[str, EngineRun], problems, args, ds, meta: dict) -> str:
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     footnotes: list[str] = []
 
-    def cell(e: str, w: str) -> str:
-        r = runs[e]
-        ev = r.workloads.get(w)
-        if ev is None:
-            return r.status if r.status in ("failed", "timed out") else "—"
-        if "error" in ev:
-            footnotes.append(f"{e} / {w}: `{ev['error']}`")
-            return f"failed[^{len(footnotes)}]"
-        txt = f"{ev['median']:.3f}"
-        if len(ev["times"]) < args.repeat:
-            txt += " (1 run)"
-        if (w, e) in problems:
-            txt += " ✗"
-        return txt
-
     for w in args.workloads:
-        row = [w] + [cell(e, w) for e in engines]
+        row = [w] + [result_cell(runs[e], w, args.repeat, (w, e) in problems, footnotes, "{:.3f}".format)
+                     for e in engines]
         timed = {e: runs[e].seconds(w) for e in engines if runs[e].seconds(w) is not None}
         row.append(min(timed, key=timed.get) if timed else "—")
         q = runs["quiver"].seconds(w) if has_quiver else None
@@ -412,6 +399,60 @@ def write_section(out: Path, section: str, name: str = SECTION) -> None:
 # --- entry point ---------------------------------------------------------------------
 
 
+def result_cell(run: EngineRun, workload: str, repeat: int, disagrees: bool, footnotes: list[str],
+                show: Callable[[float], str]) -> str:
+    """One engine's table cell for one workload: `show(median seconds)`, or why there is none (an error
+    goes to `footnotes`); marked when it had one run only or disagrees with the reference."""
+    ev = run.workloads.get(workload)
+    if ev is None:
+        return run.status if run.status in ("failed", "timed out") else "—"
+    if "error" in ev:
+        footnotes.append(f"{run.name} / {workload}: `{ev['error']}`")
+        return f"failed[^{len(footnotes)}]"
+    txt = show(ev["median"])
+    if len(ev["times"]) < repeat:
+        txt += " (1 run)"
+    if disagrees:
+        txt += " ✗"
+    return txt
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every side-by-side benchmark takes: where results go, data cache, timeouts, sampling."""
+    parser.add_argument("--out", default=str(Path(__file__).parent / "RESULTS.md"),
+                        help="markdown file to update, or '-' to only print")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per engine")
+    parser.add_argument("--slow-s", type=float, default=300.0,
+                        help="a warm-up slower than this gets one timed run, not --repeat")
+    parser.add_argument("--sample-s", type=float, default=0.2, help="RSS sampling interval")
+
+
+def parse_run_arguments(parser: argparse.ArgumentParser, argv: list[str], engines: list[str],
+                        workloads: list[str]) -> argparse.Namespace:
+    """Parse `argv`; --engines and --workloads become lists, each name checked against the known ones."""
+    args = parser.parse_args(argv)
+    args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    args.workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    unknown = [e for e in args.engines if e not in engines] + [w for w in args.workloads if w not in workloads]
+    if unknown:
+        parser.error(f"unknown engine or workload {unknown}; engines: {engines}, workloads: {workloads}")
+    return args
+
+
+def run_meta(module: str, argv: list[str]) -> dict:
+    """What a results section records about its run: the exact command, when, the machine and its load."""
+    import pyarrow
+
+    return {
+        "command": f"python -m {module} " + shlex.join(argv),
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "pyarrow": pyarrow.__version__,
+        "load": " / ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -420,29 +461,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "RESULTS.md"),
-                        help="markdown file to update, or '-' to only print")
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
-    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per engine")
-    parser.add_argument("--slow-s", type=float, default=300.0,
-                        help="a warm-up slower than this gets one timed run, not --repeat")
-    parser.add_argument("--sample-s", type=float, default=0.2, help="RSS sampling interval")
-    args = parser.parse_args(argv)
-    args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    args.workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
-    unknown = [e for e in args.engines if e not in ENGINES] + [w for w in args.workloads if w not in WORKLOADS]
-    if unknown:
-        parser.error(f"unknown engine or workload {unknown}; engines: {ENGINES}, workloads: {list(WORKLOADS)}")
-
-    import pyarrow
-
-    meta = {
-        "command": "python -m benchmarks.core " + shlex.join(argv),
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine(),
-        "pyarrow": pyarrow.__version__,
-        "load": " / ".join(f"{x:.2f}" for x in os.getloadavg()),
-    }
+    add_run_arguments(parser)
+    args = parse_run_arguments(parser, argv, ENGINES, list(WORKLOADS))
+    meta = run_meta("benchmarks.core", argv)
     ds = ensure_dataset(DataSpec(rows=args.rows, keys=args.keys), args.cache)
     meta["fact_mib"] = sum(p.stat().st_size for p in ds.fact.glob("*.parquet")) / 2**20
     meta["dim_mib"] = sum(p.stat().st_size for p in ds.dim.glob("*.parquet")) / 2**20

@@ -13,12 +13,10 @@ writes a markdown section into ``--out``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import itertools
 import json
 import math
 import os
-import shlex
 import shutil
 import sys
 import time
@@ -32,12 +30,15 @@ from benchmarks.core import (
     REL_TOL,
     EngineRun,
     _gib,
+    add_run_arguments,
     check_agreement,
-    machine,
+    parse_run_arguments,
+    result_cell,
+    run_meta,
     spawn,
     write_section,
 )
-from benchmarks.datagen import DEFAULT_CACHE, _manifest_matches, _write
+from benchmarks.datagen import DataSet, _manifest_matches, _write
 from benchmarks.shuffle_engines import (
     ENGINES,
     QUIVER_ENGINES,
@@ -99,17 +100,10 @@ class ShuffleSpec:
 
 
 @dataclass(frozen=True)
-class ShuffleData:
+class ShuffleData(DataSet):
+    """The fact and dim folders of one `ShuffleSpec`, laid out as the core benchmark's data sets."""
+
     spec: ShuffleSpec
-    root: Path
-
-    @property
-    def fact(self) -> Path:
-        return self.root / "fact"
-
-    @property
-    def dim(self) -> Path:
-        return self.root / "dim"
 
     @property
     def manifest(self) -> dict:
@@ -231,24 +225,12 @@ def render(runs: dict[str, EngineRun], problems, args, data: ShuffleData, meta: 
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     footnotes: list[str] = []
 
-    def cell(e: str, w: str, gb: float) -> str:
-        r = runs[e]
-        ev = r.workloads.get(w)
-        if ev is None:
-            return r.status if r.status in ("failed", "timed out") else "—"
-        if "error" in ev:
-            footnotes.append(f"{e} / {w}: `{ev['error']}`")
-            return f"failed[^{len(footnotes)}]"
-        txt = f"{ev['median']:.2f} s · {gb / ev['median']:.3f} GB/s"
-        if len(ev["times"]) < args.repeat:
-            txt += " (1 run)"
-        if (w, e) in problems:
-            txt += " ✗"
-        return txt
-
     for w in args.workloads:
         gb = data.bytes_read(w) / GB
-        row = [w, f"{gb:.2f}"] + [cell(e, w, gb) for e in engines]
+        row = [w, f"{gb:.2f}"] + [
+            result_cell(runs[e], w, args.repeat, (w, e) in problems, footnotes,
+                        lambda s, gb=gb: f"{s:.2f} s · {gb / s:.3f} GB/s")
+            for e in engines]
         timed = {e: runs[e].seconds(w) for e in engines if runs[e].seconds(w) is not None}
         row.append(min(timed, key=timed.get) if timed else "—")
         for a, b in pairs:
@@ -363,27 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--object-store-gib", type=float, default=Settings.object_store_gib,
                         help="Ray's object store size")
     parser.add_argument("--driver-memory", default=Settings.driver_memory, help="PySpark's")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "RESULTS.md"),
-                        help="markdown file to update, or '-' to only print")
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
-    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per engine")
-    parser.add_argument("--slow-s", type=float, default=300.0,
-                        help="a warm-up slower than this gets one timed run, not --repeat")
-    parser.add_argument("--sample-s", type=float, default=0.2, help="RSS sampling interval")
-    args = parser.parse_args(argv)
-    args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    args.workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
-    unknown = [e for e in args.engines if e not in ENGINES] + [w for w in args.workloads if w not in WORKLOADS]
-    if unknown:
-        parser.error(f"unknown engine or workload {unknown}; engines: {ENGINES}, workloads: {list(WORKLOADS)}")
-
-    meta = {
-        "command": "python -m benchmarks.shuffle " + shlex.join(argv),
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine(),
-        "pyarrow": pa.__version__,
-        "load": " / ".join(f"{x:.2f}" for x in os.getloadavg()),
-    }
+    add_run_arguments(parser)
+    args = parse_run_arguments(parser, argv, list(ENGINES), list(WORKLOADS))
+    meta = run_meta("benchmarks.shuffle", argv)
     data = ensure_data(ShuffleSpec(gb=args.gb, keys=args.keys, dim_share=args.dim_share),
                        args.cache / "shuffle")
     for t in ("fact", "dim"):

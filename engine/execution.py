@@ -18,7 +18,7 @@ from quiver.engine.subqueries import ScalarSubquery, inline_scalar_subqueries
 from quiver.engine.store import BlockId
 from quiver.planners.optimizer import optimize
 from quiver.planners.optimizer.subqueries import rewrite_subqueries
-from quiver.planners.physical import PhysicalPlan, PlannerConfig, plan_physical
+from quiver.planners.physical import PhysicalPlan, PlannerConfig, estimated_size, plan_physical
 from quiver.planners.stages import StageGraph, split_stages
 
 if TYPE_CHECKING:
@@ -133,11 +133,39 @@ class QueryExecution:
             sections.append("== Analyzed Logical Plan ==\n" + self.analyzed.tree_string())
             rules = f"  (rules fired: {', '.join(self.fired_rules) or 'none'})"
             sections.append("== Optimized Logical Plan ==" + rules + "\n" + self.optimized.tree_string())
-        sections.append("== Physical Plan ==\n" + self.physical.tree_string())
+        if mode == "cost":
+            sections.append("== Optimized Logical Plan ==\n" + self.optimized.tree_string())
+            sections.append("== Physical Plan (estimated rows and bytes each operator produces) ==\n"
+                            + _estimated_tree(self.physical))
+        else:
+            sections.append("== Physical Plan ==\n" + self.physical.tree_string())
         sections.append("== Stages ==\n" + self.stages.describe())
         sections.append("== Placement ==\n" + self.placement_string())
+        if mode == "cost":
+            sections.append("== Storage cache (this process, so far) ==\n" + _storage_cache_line())
         self._release()
         return "\n\n".join(sections) + "\n"
+
+
+def _estimated_tree(plan: PhysicalPlan, indent: int = 0) -> str:
+    """The physical tree with each operator's estimated output, as `explain("cost")` prints it."""
+    size = estimated_size(plan)
+    note = f"  [rows≈{size[0]:,}, bytes≈{size[1]:,}]" if size is not None else "  [size unknown]"
+    lines = [("   " * (indent - 1) + "+- " if indent else "") + plan.node_string() + note]
+    lines += [_estimated_tree(c, indent + 1) for c in plan.children()]
+    return "\n".join(lines)
+
+
+def _storage_cache_line() -> str:
+    """Hits, misses and bytes of the storage-side cache in front of slow storage (connectors/cache.py)."""
+    from quiver.connectors.cache import storage_cache_stats
+
+    stats = storage_cache_stats()
+    if not stats:
+        return "no reads through the storage cache yet (it caches object storage such as s3://)"
+    return (f"{stats['hits']:,} block hits ({stats['disk_hits']:,} from disk), {stats['misses']:,} misses; "
+            f"{stats['bytes_from_store']:,} bytes read from the store, {stats['bytes_saved']:,} bytes saved; "
+            f"holding {stats['memory_bytes']:,} bytes in memory and {stats['disk_bytes']:,} on disk")
 
 
 def _keep_batches(partition: int, batches: Iterator[pa.RecordBatch]) -> list[pa.RecordBatch]:

@@ -1,0 +1,185 @@
+"""connectors/cache.py: a second scan through the cache reads no bytes from the store, a changed file
+is read afresh, and both tiers keep to their byte bounds. The store is the local file system with its
+reads counted, so what reaches "the store" is measured, not assumed."""
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+
+from quiver.connectors.cache import BLOCK_BYTES, BlockCache, caching_filesystem
+
+
+class _CountedFile(io.FileIO):
+    """A local file that adds every byte it reads to its store's count."""
+
+    def __init__(self, path: str, store: "CountingStore"):
+        super().__init__(path, "r")
+        self._store = store
+
+    def readinto(self, buffer):
+        n = super().readinto(buffer)
+        self._store.bytes_read += n or 0
+        return n
+
+    def read(self, size=-1):
+        data = super().read(size)
+        self._store.bytes_read += len(data)
+        return data
+
+
+class CountingStore(pafs.FileSystemHandler):
+    """The local file system, counting the bytes its input files hand out."""
+
+    def __init__(self):
+        self.local = pafs.LocalFileSystem()
+        self.bytes_read = 0
+
+    def __eq__(self, other):
+        return other is self
+
+    def __ne__(self, other):
+        return other is not self
+
+    def get_type_name(self):
+        return "counting"
+
+    def normalize_path(self, path):
+        return path
+
+    def get_file_info(self, paths):
+        return self.local.get_file_info(paths)
+
+    def get_file_info_selector(self, selector):
+        return self.local.get_file_info(selector)
+
+    def open_input_file(self, path):
+        return pa.PythonFile(_CountedFile(path, self), mode="r")
+
+    open_input_stream = open_input_file
+
+    def create_dir(self, path, recursive):
+        self.local.create_dir(path, recursive=recursive)
+
+    def delete_dir(self, path):
+        self.local.delete_dir(path)
+
+    def delete_dir_contents(self, path, missing_dir_ok=False):
+        self.local.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
+
+    def delete_root_dir_contents(self):
+        raise NotImplementedError("not needed here")
+
+    def delete_file(self, path):
+        self.local.delete_file(path)
+
+    def move(self, src, dest):
+        self.local.move(src, dest)
+
+    def copy_file(self, src, dest):
+        self.local.copy_file(src, dest)
+
+    def open_output_stream(self, path, metadata=None):
+        return self.local.open_output_stream(path)
+
+    def open_append_stream(self, path, metadata=None):
+        return self.local.open_append_stream(path)
+
+
+def _table(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    return pa.table({"k": rng.integers(0, 1000, n), "v": rng.random(n), "s": [f"row{i % 977}" for i in range(n)]})
+
+
+@pytest.fixture
+def store():
+    handler = CountingStore()
+    return handler, pafs.PyFileSystem(handler)
+
+
+def test_second_scan_reads_nothing_from_the_store(tmp_path, store):
+    handler, base = store
+    path = str(tmp_path / "t.parquet")
+    table = _table(300_000, 1)
+    pq.write_table(table, path, row_group_size=50_000)
+    cache = BlockCache(memory_bytes=64 << 20)
+    fs = caching_filesystem(base, "file", cache)
+
+    assert pq.read_table(path, filesystem=fs).equals(table)
+    first = handler.bytes_read
+    assert first >= os.path.getsize(path) * 0.9
+    assert pq.read_table(path, filesystem=fs, columns=["v"]).column("v").equals(table.column("v"))
+    assert pq.read_table(path, filesystem=fs).equals(table)
+    assert handler.bytes_read == first
+    stats = cache.stats.as_dict()
+    assert stats["misses"] == -(-os.path.getsize(path) // BLOCK_BYTES) and stats["hits"] > 0
+    assert stats["bytes_from_store"] == first and stats["bytes_saved"] > 0
+
+
+def test_a_changed_file_is_never_served_stale(tmp_path, store):
+    handler, base = store
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(_table(50_000, 1), path)
+    fs = caching_filesystem(base, "file", BlockCache(memory_bytes=64 << 20))
+    pq.read_table(path, filesystem=fs)
+    before = handler.bytes_read
+    changed = _table(50_000, 2)
+    pq.write_table(changed, path)
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a new version even within one clock tick
+    assert pq.read_table(path, filesystem=fs).equals(changed)
+    assert handler.bytes_read > before
+
+
+def test_memory_tier_spills_to_the_disk_tier_and_both_keep_their_bounds(tmp_path, store):
+    handler, base = store
+    path = str(tmp_path / "t.parquet")
+    table = _table(400_000, 3)
+    pq.write_table(table, path, compression="none")
+    size = os.path.getsize(path)
+    cache = BlockCache(memory_bytes=2 * BLOCK_BYTES, disk_bytes=size + BLOCK_BYTES, directory=tmp_path / "blocks")
+    fs = caching_filesystem(base, "file", cache)
+    pq.read_table(path, filesystem=fs)
+    first = handler.bytes_read
+    assert cache.memory_used <= 2 * BLOCK_BYTES and 0 < cache.disk_used <= size + BLOCK_BYTES
+    assert pq.read_table(path, filesystem=fs).equals(table)
+    assert handler.bytes_read == first and cache.stats.disk_hits > 0
+
+    small = BlockCache(memory_bytes=BLOCK_BYTES, disk_bytes=2 * BLOCK_BYTES, directory=tmp_path / "small")
+    fs = caching_filesystem(base, "file", small)
+    pq.read_table(path, filesystem=fs)
+    assert small.disk_used <= 2 * BLOCK_BYTES and small.stats.evicted_bytes > 0
+    assert len(list((tmp_path / "small").glob("*.block"))) <= 2
+
+
+def test_reads_at_any_offset_match_the_file(tmp_path, store):
+    handler, base = store
+    path = tmp_path / "bytes.bin"
+    data = np.random.default_rng(5).integers(0, 256, 3 * BLOCK_BYTES + 12345, dtype=np.uint8).tobytes()
+    path.write_bytes(data)
+    fs = caching_filesystem(base, "file", BlockCache(memory_bytes=16 << 20))
+    rng = np.random.default_rng(6)
+    with fs.open_input_file(str(path)) as f:
+        assert f.size() == len(data)
+        for _ in range(50):
+            offset = int(rng.integers(0, len(data)))
+            length = int(rng.integers(0, 2 * BLOCK_BYTES))
+            assert bytes(f.read_at(length, offset)) == data[offset:offset + length]
+    assert handler.bytes_read == len(data)
+
+
+def test_writes_and_listing_go_to_the_store(tmp_path, store):
+    _, base = store
+    fs = caching_filesystem(base, "file", BlockCache())
+    with fs.open_output_stream(str(tmp_path / "out.txt")) as f:
+        f.write(b"hello")
+    assert (tmp_path / "out.txt").read_bytes() == b"hello"
+    infos = fs.get_file_info(pafs.FileSelector(str(tmp_path)))
+    assert [i.base_name for i in infos] == ["out.txt"]
+    with pytest.raises(FileNotFoundError):
+        fs.open_input_file(str(tmp_path / "missing.parquet"))

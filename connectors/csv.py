@@ -21,6 +21,7 @@ import pyarrow.csv as pcsv
 from quiver.connectors.base import ReadOptions
 from quiver.connectors.files import FilePiece, FileReadError, WholeFileReads, project_file_batch
 from quiver.connectors.options import option_bool, option_char, option_choice, reject_options
+from quiver.connectors.object_store import open_binary, open_input_stream
 from quiver.connectors.paths import DataFile, file_uri
 from quiver.connectors.text_values import (
     TextKinds, classify, concatenated_bytes, format_text_array, parse_text_array,
@@ -89,8 +90,7 @@ class CsvDialect:
 
 
 def _open_text(path: str) -> IO[str]:
-    raw = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
-    return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="")
 
 
 def first_record(path: str, dialect: CsvDialect) -> list[str] | None:
@@ -210,7 +210,7 @@ def _text_batches(
     null_values = sorted({dialect.null_value, ""})
     try:
         reader = pcsv.open_csv(
-            path,
+            open_input_stream(path),
             read_options=pcsv.ReadOptions(column_names=names, skip_rows=1 if dialect.header else 0,
                                           use_threads=False, block_size=_BLOCK_SIZE),
             parse_options=pcsv.ParseOptions(delimiter=dialect.sep, quote_char=dialect.quote or False,

@@ -1,7 +1,8 @@
 """The file `Source` shared by every file format, and the `FileFormat` protocol formats implement.
 
 `FileSource` lists files once (`connectors.paths`), asks its `FileFormat` for the schema,
-cuts the files into splits and appends Hive partition columns to what the format reads.
+cuts the files into splits and appends Hive partition columns to what the format reads. Files
+may be local or objects (`connectors.object_store`); formats open them through that module.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from quiver.connectors.base import ColumnStatistics, ReadOptions, SourceStatistics
+from quiver.connectors.object_store import binding_for
 from quiver.connectors.options import option_bool, read_options
 from quiver.connectors.paths import DataFile, FileListing, file_uri, list_files
 from quiver.engine.errors import AnalysisException, QuiverError, unknown_column
@@ -181,6 +183,8 @@ class FileSource:
             name_filter=self.options.get("pathglobfilter"),
             partition_types=pinned,
         )
+        # Carried with the source, so a task on a Ray worker reaches the same object store.
+        self.storage = binding_for(self.listing.roots)
         self._schema: pa.Schema | None = None
         self._num_rows: int | None = None
         self._columns: dict[str, ColumnStatistics] | None = None

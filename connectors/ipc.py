@@ -11,15 +11,17 @@ import pyarrow.ipc as ipc
 from quiver.connectors.base import ReadOptions
 from quiver.connectors.files import FilePiece, FileReadError, project_file_batch
 from quiver.connectors.options import option_choice
+from quiver.connectors.object_store import open_input_file
 from quiver.connectors.paths import DataFile, file_uri
 
 CODECS = {"none": None, "uncompressed": None, "lz4": "lz4", "zstd": "zstd"}
 
 
 def open_ipc(path: str) -> ipc.RecordBatchFileReader | ipc.RecordBatchStreamReader:
-    """A reader over the memory-mapped file: the random-access file format, else the stream format."""
+    """A reader over the memory-mapped file (ranged reads for an object): the random-access file
+    format, else the stream format."""
     try:
-        source = pa.memory_map(path, "r")
+        source = open_input_file(path)
     except OSError as e:
         raise FileReadError(f"could not open Arrow IPC file {file_uri(path)}: {e}") from e
     try:

@@ -11,7 +11,6 @@ the work where its answer is Spark's; the rest is parsed line by line. Writing: 
 from __future__ import annotations
 
 import datetime
-import gzip
 import io
 import json as stdlib_json
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from quiver.connectors.files import FilePiece, FileReadError, WholeFileReads, pr
 from quiver.connectors.json_schema import canonical_type, infer_value_type, infer_with_pyarrow, merge_types
 from quiver.connectors.json_writer import COMPRESSIONS, JsonFileWriter, JsonWriteOptions
 from quiver.connectors.options import option_bool, option_choice, reject_options
+from quiver.connectors.object_store import open_binary, open_input_stream
 from quiver.connectors.paths import DataFile, file_uri
 from quiver.connectors.text_values import parse_text_array
 from quiver.engine.errors import ConfigurationError
@@ -69,8 +69,7 @@ class JsonOptions:
 
 
 def _open_lines(path: str) -> IO[str]:
-    raw = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
-    return io.TextIOWrapper(raw, encoding="utf-8-sig")
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig")
 
 
 def _records(path: str, skip: int = 0) -> Iterator[tuple[int, str, list[dict] | None]]:
@@ -185,7 +184,8 @@ def _fast_batches(path: str, fields: list[pa.Field]) -> Iterator[pa.RecordBatch]
     if path.endswith(".gz"):
         raise pa.ArrowNotImplementedError("compressed JSON is read the Python way")
     options = pj.ParseOptions(explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore")
-    yield from pj.open_json(path, read_options=pj.ReadOptions(use_threads=False), parse_options=options)
+    yield from pj.open_json(open_input_stream(path), read_options=pj.ReadOptions(use_threads=False),
+                            parse_options=options)
 
 
 def _python_batches(path: str, fields: list[pa.Field], opts: JsonOptions, skip: int) -> Iterator[pa.RecordBatch]:

@@ -9,6 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from quiver.connectors.object_store import open_input_stream
+
 _LONG = (-(2**63), 2**63 - 1)
 
 
@@ -89,7 +91,7 @@ def infer_with_pyarrow(path: str) -> pa.DataType | None:
         return None
     row_type: pa.DataType = pa.struct([])
     try:
-        for batch in pj.open_json(path, read_options=pj.ReadOptions(use_threads=False)):
+        for batch in pj.open_json(open_input_stream(path), read_options=pj.ReadOptions(use_threads=False)):
             if any(_has_huge_integers(column) for column in batch.columns):
                 return None
             row_type = merge_types(row_type, _spark_inferred(pa.struct(list(batch.schema))))

@@ -3,7 +3,6 @@ pyarrow.dataset fragments so column pruning and row-group skipping by statistics
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Sequence
@@ -11,15 +10,14 @@ from typing import Any, Callable, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from quiver.connectors.base import ColumnStatistics, ReadOptions
 from quiver.connectors.files import FilePiece, FileReadError, partition_expression, project_file_batch
+from quiver.connectors.object_store import file_version, is_object_path, resolve
 from quiver.connectors.options import option_bool, option_choice
 from quiver.connectors.paths import DataFile, file_uri
 
-_LOCAL = pafs.LocalFileSystem()
 MAX_FOOTERS = 1000
 CODECS = {"none": "none", "uncompressed": "none", "snappy": "snappy", "gzip": "gzip",
           "zstd": "zstd", "lz4": "lz4", "brotli": "brotli"}
@@ -52,10 +50,10 @@ def _per_file_version(cache: OrderedDict, path: str, compute: Callable[[str], An
     """`compute(path)`, kept in `cache` (least recently used out first) under the file's path, size and
     modification time, so a rewritten file is read afresh."""
     try:
-        st = os.stat(path)
+        size, mtime_ns = file_version(path)
     except OSError as e:
         raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
-    key = (path, st.st_size, st.st_mtime_ns)
+    key = (path, size, mtime_ns)
     with _FOOTERS_LOCK:
         if key in cache:
             cache.move_to_end(key)
@@ -70,7 +68,8 @@ def _per_file_version(cache: OrderedDict, path: str, compute: Callable[[str], An
 
 def _parse_footer(path: str) -> tuple[pq.FileMetaData, dict[str, list], pa.Schema, list[int]]:
     try:
-        meta = pq.read_metadata(path)
+        fs, where = resolve(path)
+        meta = pq.read_metadata(where, filesystem=fs)
         schema = meta.schema.to_arrow_schema()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
         raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
@@ -139,7 +138,8 @@ def _count_string_distincts(path: str) -> dict[str, int]:
         return {}
     try:
         if meta.num_rows <= SMALL_FILE_ROWS:
-            table = pq.read_table(path, columns=strings, use_threads=False)
+            fs, where = resolve(path)
+            table = pq.read_table(where, columns=strings, use_threads=False, filesystem=fs)
             return {n: pc.count_distinct(table.column(n).cast(pa.large_string()), mode="only_valid").as_py()
                     for n in strings}
         first = meta.row_group(0)
@@ -148,7 +148,8 @@ def _count_string_distincts(path: str) -> dict[str, int]:
                  if chunks[n].data_page_offset - chunks[n].dictionary_page_offset <= MAX_DICTIONARY_BYTES]
         if not small:
             return {}
-        group = pq.ParquetFile(path, metadata=meta, read_dictionary=small, pre_buffer=False) \
+        fs, where = resolve(path)
+        group = pq.ParquetFile(where, metadata=meta, read_dictionary=small, pre_buffer=False, filesystem=fs) \
             .read_row_group(0, columns=small, use_threads=False)
     except (pa.ArrowInvalid, OSError) as e:
         raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
@@ -227,15 +228,17 @@ class ParquetFormat:
         try:
             meta, _, physical, _ = _footer(path)
             stored = [c for c in columns if c in physical.names and c not in partition]
-            # Files here are local (see _LOCAL): pre-buffering, which coalesces reads on a background
-            # I/O thread for object stores, would only add a copy and a thread hand-off per row group.
-            reader = pq.ParquetFile(path, metadata=meta, coerce_int96_timestamp_unit="us", pre_buffer=False,
+            # Pre-buffering coalesces reads on a background I/O thread: it pays for objects (fewer
+            # requests); for local files it would only add a copy and a thread hand-off per row group.
+            fs, where = resolve(path)
+            reader = pq.ParquetFile(where, metadata=meta, coerce_int96_timestamp_unit="us", filesystem=fs,
+                                    pre_buffer=is_object_path(path),
                                     read_dictionary=_dictionary_strings(meta, physical, stored))
         except (pa.ArrowInvalid, OSError) as e:
             raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
         row_groups = piece.row_groups if piece.row_groups is not None else range(meta.num_row_groups)
         if predicate is not None:
-            fragment = _file_format().make_fragment(path, _LOCAL, partition_expression=partition_expression(partition))
+            fragment = _file_format().make_fragment(where, fs, partition_expression=partition_expression(partition))
             # Prune with the file's own types (tz-aware, ns, ...); FileSource casts to the Spark types.
             scan_schema = pa.schema([physical.field(f.name) if f.name in physical.names else f for f in schema])
             row_groups = _matching_row_groups(fragment, row_groups, predicate, scan_schema)

@@ -1,7 +1,9 @@
 """Turn the paths a user gives into data files and Hive-style partition columns, as Spark does.
 
-A path may be a file, a folder (walked recursively) or a glob. Names starting with `_` or
-`.` (`_SUCCESS`, `.crc`, staging folders) are skipped unless they are `key=value` folders.
+A path may be a file, a folder (walked recursively) or a glob, on the local disk or in an
+object store (`s3://bucket/prefix`, a prefix being a folder; see `connectors.object_store`).
+Names starting with `_` or `.` (`_SUCCESS`, `.crc`, staging folders) are skipped unless they
+are `key=value` folders.
 Folders named `key=value` below a given folder become partition columns whose type is
 inferred from all their values: int, bigint, decimal, double, date, timestamp, else string.
 """
@@ -15,7 +17,11 @@ from typing import Iterable, Sequence
 from urllib.parse import quote, unquote
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 
+from quiver.connectors.object_store import (
+    glob_objects, is_object_path, list_objects, missing_path_error, normalize_path, object_info,
+)
 from quiver.connectors.text_values import infer_text_type, parse_text_scalar
 from quiver.engine.errors import AnalysisException
 
@@ -51,7 +57,9 @@ class FileListing:
 
 
 def file_uri(path: str) -> str:
-    """Spark's way of naming a local path in messages: `file:/abs/path`."""
+    """Spark's way of naming a path in messages: `file:/abs/path`, or the object URI."""
+    if is_object_path(path):
+        return normalize_path(path)
     return "file:" + os.path.abspath(path)
 
 
@@ -78,26 +86,32 @@ def list_files(
         paths = [paths]
     if not paths:
         raise AnalysisException("no path given to read; pass a file, a folder or a glob")
-    roots = [os.path.abspath(os.fspath(p)) for p in paths]
-    found: list[tuple[str, str]] = []
+    roots = [normalize_path(p) for p in paths]
+    found: list[tuple[str, str, int]] = []
     for root in roots:
         for expanded in _expand_glob(root):
             found.extend(_walk(expanded, recursive_lookup))
     if name_filter:
-        found = [(base, path) for base, path in found if fnmatch.fnmatchcase(os.path.basename(path), name_filter)]
-    found = sorted(dict.fromkeys(found), key=lambda bp: bp[1])
+        found = [f for f in found if fnmatch.fnmatchcase(os.path.basename(f[1]), name_filter)]
+    found = sorted(dict.fromkeys(found), key=lambda f: f[1])
     if base_path is not None:
-        base = os.path.abspath(base_path)
-        found = [(base, path) for _, path in found]
+        base = normalize_path(base_path)
+        found = [(base, path, size) for _, path, size in found]
     files = []
-    for base, path in found:
+    for base, path, size in found:
         partition = () if recursive_lookup else _partition_of(base, path)
-        files.append(DataFile(path, os.path.getsize(path), partition))
+        files.append(DataFile(path, size, partition))
     schema = _partition_schema(files, partition_types or {})
     return FileListing(tuple(roots), tuple(files), schema)
 
 
 def _expand_glob(root: str) -> list[str]:
+    if is_object_path(root):
+        if _GLOB_CHARS.intersection(root):
+            return glob_objects(root)
+        if object_info(root).type == pafs.FileType.NotFound:
+            raise missing_path_error(root)
+        return [root]
     if not _GLOB_CHARS.intersection(root):
         if not os.path.exists(root):
             raise AnalysisException(f"[PATH_NOT_FOUND] Path does not exist: {file_uri(root)}.")
@@ -108,16 +122,29 @@ def _expand_glob(root: str) -> list[str]:
     return matches
 
 
-def _walk(root: str, recursive_lookup: bool) -> Iterable[tuple[str, str]]:
-    """(base folder, file) pairs under `root`; the base is where partition folders start."""
+def _walk(root: str, recursive_lookup: bool) -> Iterable[tuple[str, str, int]]:
+    """(base folder, file, size) under `root`; the base is where partition folders start."""
+    if is_object_path(root):
+        yield from _walk_objects(root)
+        return
     if os.path.isfile(root):
-        yield os.path.dirname(root), root
+        yield os.path.dirname(root), root, os.path.getsize(root)
         return
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not is_hidden(d))
         for name in sorted(names):
             if not is_hidden(name):
-                yield root, os.path.join(folder, name)
+                path = os.path.join(folder, name)
+                yield root, path, os.path.getsize(path)
+
+
+def _walk_objects(root: str) -> Iterable[tuple[str, str, int]]:
+    """The objects at or under an object path, skipping hidden names at every level as `_walk` does."""
+    for path, size in list_objects(root):
+        if path == root:
+            yield os.path.dirname(root), path, size
+        elif not any(is_hidden(part) for part in path[len(root) + 1:].split("/")):
+            yield root, path, size
 
 
 def _partition_of(base: str, path: str) -> tuple[tuple[str, str | None], ...]:

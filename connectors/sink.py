@@ -1,17 +1,29 @@
 """The file `Sink`: each task writes into a staging folder beside the destination, and the
-driver's commit moves everything into place at once, so a failed job leaves nothing behind."""
+driver's commit moves everything into place at once, so a failed job leaves nothing behind.
+
+An object store has no rename: there the staging folder is a hidden prefix (which readers skip)
+that each task uploads its finished files into, and the commit copies the reported objects to
+their final keys, `_SUCCESS` last, then deletes what overwrite replaces and the staging prefix.
+A failed commit deletes the copies it made; an abort deletes the staging prefix."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 
 from quiver.connectors.base import ReadOptions
 from quiver.connectors.files import FileFormat, FileWriter
+from quiver.connectors.object_store import (
+    ObjectStoreError, binding_for, copy_object, delete_prefix, delete_stale, has_objects, is_object_path,
+    list_objects, normalize_path, object_info, require_bucket, split_uri, upload, write_empty_object,
+)
 from quiver.connectors.options import option_choice, read_options
 from quiver.connectors.paths import escape_partition_value, file_uri
 from quiver.connectors.text_values import format_text_array
@@ -42,7 +54,12 @@ class FileSink:
     staging: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.path = os.path.abspath(os.fspath(self.path))
+        self.path = normalize_path(self.path)
+        self.remote = is_object_path(self.path)
+        if self.remote and not split_uri(self.path)[1]:
+            raise AnalysisException(f"cannot write to the root of a bucket ({self.path}); write under a prefix "
+                                    f"such as {self.path}/output")
+        self.storage = binding_for([self.path])
         mode = ReadOptions({"mode": self.mode or "errorifexists"})
         self.mode = option_choice(mode, "mode", SAVE_MODES, "errorifexists")
         self.partition_by = tuple(self.partition_by or ())
@@ -69,22 +86,45 @@ class FileSink:
         return pa.schema([f for f in schema if f.name not in self.partition_by])
 
     def _exists(self) -> bool:
+        if self.remote:
+            return has_objects(self.path)
         return os.path.isfile(self.path) or (os.path.isdir(self.path) and bool(os.listdir(self.path)))
+
+    def _present(self) -> bool:
+        if self.remote:
+            return object_info(self.path).type != pafs.FileType.NotFound
+        return os.path.exists(self.path)
 
     def setup(self) -> bool:
         """Apply the save mode; False means 'ignore' found data and the job should not run."""
-        if self.mode == "ignore" and os.path.exists(self.path):
+        if self.remote:
+            require_bucket(self.path)
+        if self.mode == "ignore" and self._present():
             return False
         if self.mode in ("error", "errorifexists") and self._exists():
             raise AnalysisException(
                 f"[PATH_ALREADY_EXISTS] Path {file_uri(self.path)} already exists. "
                 "Set mode as \"overwrite\" to overwrite the existing path (or 'append' or 'ignore')."
             )
-        os.makedirs(self.staging)
+        if not self.remote:
+            os.makedirs(self.staging)
         return True
 
     def write_task(self, partition: int, batches: Iterator[pa.RecordBatch]) -> TaskOutput:
-        """Write one task's batches as `part-<partition>-<uuid>` files (one per Hive folder)."""
+        """Write one task's batches as `part-<partition>-<uuid>` files (one per Hive folder); for an
+        object store they are written to a local folder, then uploaded under the staging prefix."""
+        if not self.remote:
+            return self._write_files(self.staging, partition, batches)
+        local = tempfile.mkdtemp(prefix="quiver-upload-")
+        try:
+            output = self._write_files(local, partition, batches)
+            for relative in output.files:
+                upload(os.path.join(local, relative), f"{self.staging}/{relative}")
+            return output
+        finally:
+            shutil.rmtree(local, ignore_errors=True)
+
+    def _write_files(self, root: str, partition: int, batches: Iterator[pa.RecordBatch]) -> TaskOutput:
         attempt = uuid.uuid4().hex
         writers: dict[str, FileWriter] = {}
         num_rows = 0
@@ -100,9 +140,9 @@ class FileSink:
                 for folder, part in self._by_folder(batch):
                     relative = os.path.join(folder, f"part-{partition:05d}-{attempt}.c000{self.extension}")
                     if relative not in writers:
-                        os.makedirs(os.path.join(self.staging, folder), exist_ok=True)
+                        os.makedirs(os.path.join(root, folder), exist_ok=True)
                         writers[relative] = self.format.open_writer(
-                            os.path.join(self.staging, relative), part.schema, self.options)
+                            os.path.join(root, relative), part.schema, self.options)
                     writers[relative].write(part)
         finally:
             for writer in writers.values():
@@ -126,9 +166,12 @@ class FileSink:
     def commit(self, task_results: list[TaskOutput]) -> None:
         """Keep only the files successful tasks reported, add `_SUCCESS` and move it all into place."""
         kept = {f for result in task_results if result for f in result.files}
+        if self.remote:
+            self._commit_objects(kept, task_results)
+            return
         self._drop_unreported(kept)
         if not kept and not self.partition_by:
-            self._write_empty(task_results)
+            self._write_empty(task_results, self.staging)
         open(os.path.join(self.staging, "_SUCCESS"), "wb").close()
         if self.mode == "append" and os.path.isdir(self.path):
             self._move_files_in()
@@ -143,13 +186,41 @@ class FileSink:
                 if os.path.relpath(path, self.staging) not in kept:
                     os.remove(path)
 
-    def _write_empty(self, task_results: list[TaskOutput]) -> None:
-        """An empty result still gets one file, so reading it back gives the schema (as Spark does)."""
+    def _write_empty(self, task_results: list[TaskOutput], root: str) -> str | None:
+        """An empty result still gets one file, so reading it back gives the schema (as Spark does);
+        returns its name under `root`, or None when no schema is known."""
         schema = self.schema or next((r.schema for r in task_results if r and r.schema is not None), None)
         if schema is None:
-            return
-        path = os.path.join(self.staging, f"part-00000-{self.job_id}.c000{self.extension}")
-        self.format.open_writer(path, self.data_schema(schema), self.options).close()
+            return None
+        name = f"part-00000-{self.job_id}.c000{self.extension}"
+        self.format.open_writer(os.path.join(root, name), self.data_schema(schema), self.options).close()
+        return name
+
+    def _commit_objects(self, kept: set[str], task_results: list[TaskOutput]) -> None:
+        """Copy the reported staged objects to their final keys, `_SUCCESS` last, then delete what
+        overwrite replaces and the staging prefix; a failed copy deletes the copies made so far."""
+        if not kept and not self.partition_by:
+            with tempfile.TemporaryDirectory(prefix="quiver-upload-") as local:
+                name = self._write_empty(task_results, local)
+                if name is not None:
+                    upload(os.path.join(local, name), f"{self.staging}/{name}")
+                    kept = {name}
+        if self.mode in ("error", "errorifexists") and self._exists():
+            raise AnalysisException(f"[PATH_ALREADY_EXISTS] Path {file_uri(self.path)} appeared while the job ran.")
+        existing = {uri for uri, _ in list_objects(self.path)}
+        copied: list[str] = []
+        try:
+            for relative in sorted(kept):
+                copy_object(f"{self.staging}/{relative}", f"{self.path}/{relative}")
+                copied.append(f"{self.path}/{relative}")
+            write_empty_object(f"{self.path}/_SUCCESS")
+            copied.append(f"{self.path}/_SUCCESS")
+        except BaseException:
+            delete_stale(self.path, [uri for uri in copied if uri not in existing], keep=existing)
+            raise
+        if self.mode == "overwrite":
+            delete_stale(self.path, existing.difference(copied), keep=copied)
+        delete_prefix(self.staging)
 
     def _swap_in(self) -> None:
         if not os.path.exists(self.path):
@@ -180,4 +251,9 @@ class FileSink:
 
     def abort(self) -> None:
         """Delete the staging folder; the destination was never touched before commit."""
-        shutil.rmtree(self.staging, ignore_errors=True)
+        if not self.remote:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            return
+        # Best effort, as rmtree's ignore_errors: the job's own error is the one to report.
+        with contextlib.suppress(ObjectStoreError, AnalysisException):
+            delete_prefix(self.staging)

@@ -14,6 +14,11 @@ ALIASES = {
     "spark.sql.ansi.enabled": "quiver.sql.ansi.enabled",
     "spark.app.name": "quiver.app.name",
 }
+# Hadoop's S3A keys, as Spark users set them (with or without `spark.hadoop.`), name Quiver's S3 settings.
+_S3A_KEYS = {"endpoint": "endpoint", "access.key": "accessKey", "secret.key": "secretKey",
+             "session.token": "sessionToken", "endpoint.region": "region"}
+ALIASES.update({f"{prefix}fs.s3a.{hadoop}": f"quiver.s3.{ours}"
+                for hadoop, ours in _S3A_KEYS.items() for prefix in ("spark.hadoop.", "")})
 
 DEFAULTS: dict[str, str] = {
     "quiver.sql.shuffle.partitions": "8",

@@ -52,6 +52,16 @@ def _arrow_schema(struct: T.StructType) -> pa.Schema:
     return pa.schema([pa.field(f.name, f.dataType.to_arrow(), True) for f in struct.fields])
 
 
+def declared_types(schema: Any, width: int) -> list[T.DataType] | None:
+    """The column types a schema argument declares, or None when it declares none. They are the
+    columns' types as given: `timestamp_ntz` has the same Arrow layout as `timestamp`, so the
+    table alone cannot tell them apart."""
+    struct = _schema_arg(schema)
+    if isinstance(struct, T.StructType):
+        return [f.dataType for f in struct.fields] if len(struct.fields) == width else None
+    return [struct] if struct is not None and width == 1 else None
+
+
 def _schema_arg(schema: Any) -> T.DataType | None:
     if schema is None or (isinstance(schema, (list, tuple)) and all(isinstance(s, str) for s in schema)):
         return None

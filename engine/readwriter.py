@@ -4,7 +4,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Sequence
 
-from quiver.connectors.registry import file_sink, file_source
+from quiver.connectors.object_store import bind_settings
+from quiver.connectors.registry import file_sink, file_source, is_table_format, table_sink, table_source
 from quiver.engine.errors import AnalysisException
 from quiver.engine.types import StructType, parse_schema
 
@@ -64,10 +65,13 @@ class DataFrameReader:
         if schema is not None:
             self.schema(schema)
         self.options(**options)
+        if is_table_format(self._format):
+            return self._load_table()
         if path is None:
             path = self._options.get("path")
         if path is None:
             raise AnalysisException(f"load() needs a path for data source '{self._format}'")
+        bind_settings(path, self._session.conf.getAll())
         source = file_source(self._format, path, self._options, self._schema)
         return self._session._dataframe_from_source(source)
 
@@ -100,6 +104,20 @@ class DataFrameReader:
     def table(self, tableName: str) -> "DataFrame":
         """A registered table or temp view."""
         return self._session.table(tableName)
+
+    def jdbc(self, url: str, table: str, column: str | None = None, lowerBound: Any = None, upperBound: Any = None,
+             numPartitions: int | None = None, predicates: Sequence[str] | None = None,
+             properties: dict[str, Any] | None = None) -> "DataFrame":
+        """Read a PostgreSQL table (or '(subquery) alias'), in strides of `column` or one partition per predicate."""
+        self.format("jdbc").options(**(properties or {}))
+        self.options(url=url, dbtable=table, partitionColumn=column, lowerBound=lowerBound, upperBound=upperBound,
+                     numPartitions=numPartitions)
+        return self._load_table(predicates)
+
+    def _load_table(self, predicates: Sequence[str] | None = None) -> "DataFrame":
+        if self._schema is not None:
+            raise AnalysisException(f"data source '{self._format}' does not allow a user-specified schema")
+        return self._session._dataframe_from_source(table_source(self._format, self._options, predicates))
 
 
 def _path_list(paths: Sequence[Any]) -> PathArg:
@@ -154,10 +172,14 @@ class DataFrameWriter:
         if partitionBy is not None:
             self.partitionBy(partitionBy if isinstance(partitionBy, str) else tuple(partitionBy))
         self.options(**options)
+        if is_table_format(self._format):
+            self._save_table()
+            return
         if path is None:
             path = self._options.get("path")
         if path is None:
             raise AnalysisException(f"save() needs a path for data source '{self._format}'")
+        bind_settings(path, self._df._session.conf.getAll())
         sink = file_sink(self._format, path, self._mode, self._partition_by, self._options,
                          self._df.schema.to_arrow_schema())
         self._df._session._execute_write(self._df, sink)
@@ -178,3 +200,16 @@ class DataFrameWriter:
              ignoreNullFields: bool | str | None = None, **options: Any) -> None:
         self.options(compression=compression, ignoreNullFields=ignoreNullFields, **options)
         self.format("json").save(path, mode=mode)
+
+    def jdbc(self, url: str, table: str, mode: str | None = None, properties: dict[str, Any] | None = None) -> None:
+        """Write into PostgreSQL table `table`; the rows appear in one transaction or not at all."""
+        self.options(**(properties or {}))
+        self.format("jdbc").options(url=url, dbtable=table).save(mode=mode)
+
+    def _save_table(self) -> None:
+        """Write through a table sink, in at most its `max_tasks` tasks (jdbc's numPartitions)."""
+        if self._partition_by:
+            raise AnalysisException(f"data source '{self._format}' does not support partitionBy")
+        sink = table_sink(self._format, self._mode, self._options, self._df.schema)
+        df = self._df if sink.max_tasks is None else self._df.coalesce(sink.max_tasks)
+        self._df._session._execute_write(df, sink)

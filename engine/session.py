@@ -20,7 +20,7 @@ from quiver.engine.conf import RuntimeConfig
 from quiver.engine.errors import AnalysisException, ConfigurationError
 from quiver.engine.execution import CacheManager
 from quiver.engine.expressions import AttributeRef, new_expr_id
-from quiver.engine.local_data import to_arrow_table
+from quiver.engine.local_data import declared_types, to_arrow_table
 from quiver.engine.runtime.local import LocalRuntime, parse_local_master
 from quiver.engine.scheduler import DAGScheduler
 from quiver.engine.devices import DeviceSet
@@ -253,8 +253,9 @@ class Session:
                         verifySchema: bool = True) -> "DataFrame":
         """A DataFrame from pandas, an Arrow table, or a list of tuples / dicts / Rows."""
         table = to_arrow_table(data, schema)
+        types = declared_types(schema, table.num_columns) or [T.from_arrow(f.type) for f in table.schema]
         attrs = tuple(
-            AttributeRef(f.name, T.from_arrow(f.type), True, new_expr_id()) for f in table.schema
+            AttributeRef(f.name, dtype, True, new_expr_id()) for f, dtype in zip(table.schema, types)
         )
         return self._df(L.LocalRelation(table, attrs))
 

@@ -100,6 +100,17 @@ def test_atomic_type_schema_makes_a_value_column(spark, pyspark_session):
     assert _rows(got.collect()) == _rows(want.collect())
 
 
+def test_declared_timestamp_ntz_is_kept_like_pyspark(spark, pyspark_session):
+    """The Arrow layout of timestamp_ntz is timestamp's; the declared type is what tells them apart."""
+    data = [(dt.datetime(2024, 3, 10, 2, 30), [dt.datetime(1999, 12, 31, 23, 59, 59)], dt.datetime(2024, 1, 1))]
+    schema = "wall TIMESTAMP_NTZ, walls ARRAY<TIMESTAMP_NTZ>, at TIMESTAMP"
+    want = pyspark_session.createDataFrame(data, schema)
+    got = spark.createDataFrame(data, schema)
+    assert got.dtypes == want.dtypes
+    assert got.dtypes == [("wall", "timestamp_ntz"), ("walls", "array<timestamp_ntz>"), ("at", "timestamp")]
+    assert _rows(got.collect()) == _rows(want.collect())
+
+
 @pytest.mark.parametrize("data", [[(1,), (2.5,)], [(True,), (1,)]], ids=["int+float", "bool+int"])
 def test_mixed_types_in_a_column_are_rejected_like_pyspark(spark, pyspark_session, data):
     with pytest.raises(Exception):

@@ -1,0 +1,373 @@
+"""connectors/object_store.py: `s3://` reads and writes through a real S3-compatible server (moto's,
+on loopback), configured by conf keys or the AWS environment, with atomic commits and clear errors."""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from decimal import Decimal
+from typing import Iterator
+
+import pytest
+
+from quiver import functions as F
+from quiver.connectors import object_store
+from quiver.connectors.object_store import (
+    ObjectStoreError, S3Settings, StorageBinding, bind_settings, binding_for, settings_for,
+)
+from quiver.connectors.registry import file_sink, file_source
+from quiver.engine.errors import AnalysisException, ConfigurationError, QuiverError
+from quiver.engine.session import Session
+
+boto3 = pytest.importorskip("boto3", reason="boto3 (with moto[server]) runs the S3 test server")
+pytest.importorskip("moto", reason="moto[server] provides the S3-compatible test server")
+
+BUCKET = "quiver-tests"
+ACCESS, SECRET = "quiver-access", "quiver-secret"
+FORMATS = ["parquet", "csv", "json"]
+AWS_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+                 "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3")
+S3_CONF = ("quiver.s3.endpoint", "quiver.s3.accessKey", "quiver.s3.secretKey", "quiver.s3.region",
+           "quiver.s3.sessionToken")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def moto_server(**env: str) -> Iterator[str]:
+    """A moto S3 server on a loopback port for the block; yields its endpoint URL."""
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **env})
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"moto server did not start on {endpoint}")
+                time.sleep(0.1)
+        yield endpoint
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    """One moto server for the module, holding the test bucket."""
+    with moto_server() as url:
+        client(url).create_bucket(Bucket=BUCKET)
+        yield url
+
+
+def client(url: str):
+    return boto3.client("s3", endpoint_url=url, aws_access_key_id=ACCESS, aws_secret_access_key=SECRET,
+                        region_name="us-east-1")
+
+
+def keys(url: str, prefix: str) -> list[str]:
+    """Every object key under `prefix`, sorted."""
+    listed = client(url).list_objects_v2(Bucket=BUCKET, Prefix=prefix)
+    return sorted(o["Key"] for o in listed.get("Contents", []))
+
+
+def data_keys(url: str, prefix: str) -> list[str]:
+    """Keys under `prefix` other than empty `folder/` markers."""
+    return [k for k in keys(url, prefix) if not k.endswith("/")]
+
+
+def put(url: str, key: str, body: bytes) -> None:
+    client(url).put_object(Bucket=BUCKET, Key=key, Body=body)
+
+
+@pytest.fixture(scope="module")
+def session() -> Session:
+    return Session.builder.master("local[2]").getOrCreate()
+
+
+@pytest.fixture
+def conf(session):
+    """`conf({...})` sets conf keys for one test; the S3 keys and any set are unset or restored after."""
+    saved = {k: session.conf.get(k, None) for k in S3_CONF}
+
+    def apply(values: dict[str, str]) -> None:
+        for k, v in values.items():
+            saved.setdefault(k, session.conf.get(k, None))
+            session.conf.set(k, v)
+
+    yield apply
+    for k, v in saved.items():
+        if v is None:
+            session.conf.unset(k)
+        else:
+            session.conf.set(k, v)
+
+
+@pytest.fixture
+def s3(endpoint, conf, monkeypatch):
+    """The session pointed at the test server through `quiver.s3.*` conf keys, no AWS variables set."""
+    for name in AWS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    conf({"quiver.s3.endpoint": endpoint, "quiver.s3.accessKey": ACCESS, "quiver.s3.secretKey": SECRET,
+          "quiver.s3.region": "us-east-1"})
+    return endpoint
+
+
+def people(session):
+    return session.createDataFrame(
+        [(1, "ann", Decimal("1.50"), datetime.date(2024, 1, 5)), (2, "bob", None, None),
+         (3, None, Decimal("-2.25"), datetime.date(2023, 12, 31))],
+        "id INT, name STRING, amount DECIMAL(10,2), day DATE")
+
+
+def read(session, fmt: str, path: str):
+    reader = session.read.format(fmt).schema("id INT, name STRING, amount DECIMAL(10,2), day DATE")
+    return reader.option("header", True).load(path)
+
+
+def rows(df) -> list[tuple]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_round_trip_in_every_save_mode(session, s3, fmt):
+    path = f"s3://{BUCKET}/modes/{fmt}"
+    df = people(session)
+    df.write.format(fmt).option("header", True).save(path)
+    assert rows(read(session, fmt, path)) == rows(df)
+    assert "_SUCCESS" in [k.rsplit("/", 1)[-1] for k in keys(s3, f"modes/{fmt}/")]
+
+    with pytest.raises(AnalysisException, match=rf"PATH_ALREADY_EXISTS.*{path}"):
+        df.write.format(fmt).mode("errorifexists").save(path)
+    df.write.format(fmt).mode("append").option("header", True).save(path)
+    assert rows(read(session, fmt, path)) == sorted(rows(df) * 2, key=repr)
+
+    newer = df.filter(F.col("id") == 2)
+    newer.write.format(fmt).mode("overwrite").option("header", True).save(path)
+    assert rows(read(session, fmt, path)) == rows(newer)
+    df.write.format(fmt).mode("ignore").option("header", True).save(path)
+    assert rows(read(session, fmt, path)) == rows(newer)
+    assert not [k for k in keys(s3, "modes/") if "quiver-staging" in k]
+
+
+def test_types_compression_arrow_files_and_the_format_shortcuts(session, s3):
+    path = f"s3://{BUCKET}/shortcut/people"
+    df = people(session).withColumn("at", F.to_timestamp(F.lit("2024-03-01 12:34:56.123456")))
+    df.write.parquet(path)
+    back = session.read.parquet(path)
+    assert back.dtypes == df.dtypes
+    assert rows(back) == rows(df)
+    df.write.json(f"s3a://{BUCKET}/shortcut/people-json")
+    assert session.read.json(f"s3://{BUCKET}/shortcut/people-json").count() == 3
+    df.drop("at").write.csv(f"s3://{BUCKET}/shortcut/people-csv", header=True, compression="gzip")
+    assert all(k.endswith((".csv.gz", "_SUCCESS")) for k in keys(s3, "shortcut/people-csv/"))
+    gzipped = session.read.csv(f"s3://{BUCKET}/shortcut/people-csv", header=True, inferSchema=True)
+    assert rows(gzipped.select("id", "name")) == rows(df.select("id", "name"))
+    df.write.format("arrow").save(f"s3://{BUCKET}/shortcut/people-arrow")
+    assert rows(session.read.format("arrow").load(f"s3://{BUCKET}/shortcut/people-arrow")) == rows(df)
+
+
+def test_multi_file_prefix_partitions_hidden_files_and_globs(session, s3):
+    for year, body in (("2023", b"id,v\n1,a\n2,b\n"), ("2024", b"id,v\n3,c\n")):
+        put(s3, f"multi/year={year}/part-0.csv", body)
+        put(s3, f"multi/year={year}/part-1.csv", body.replace(b"a", b"x").replace(b"c", b"z"))
+    put(s3, "multi/_SUCCESS", b"")
+    put(s3, "multi/.part-0.csv.crc", b"junk")
+    put(s3, "multi/_temporary/0/part-9.csv", b"junk")
+    put(s3, "multi/year=2024/", b"")
+
+    df = session.read.csv(f"s3://{BUCKET}/multi", header=True, inferSchema=True)
+    assert df.dtypes == [("id", "int"), ("v", "string"), ("year", "int")]
+    assert rows(df) == sorted([(1, "a", 2023), (2, "b", 2023), (1, "x", 2023), (2, "b", 2023),
+                               (3, "c", 2024), (3, "z", 2024)], key=repr)
+    assert rows(df.filter(F.col("year") == 2024).select("id")) == [(3,), (3,)]
+
+    globbed = session.read.csv(f"s3://{BUCKET}/multi/year=202*/part-1.csv", header=True)
+    assert sorted(r.v for r in globbed.collect()) == ["b", "x", "z"]
+    partitioned = session.read.option("basePath", f"s3://{BUCKET}/multi").csv(
+        f"s3://{BUCKET}/multi/year=2024", header=True)
+    assert rows(partitioned.select("v", "year")) == [("c", 2024), ("z", 2024)]
+    single = session.read.csv(f"s3://{BUCKET}/multi/year=2023/part-0.csv", header=True)
+    assert rows(single) == [("1", "a"), ("2", "b")]
+
+
+def test_partitioned_write_and_many_tasks(session, s3):
+    path = f"s3://{BUCKET}/partitioned/out"
+    df = session.range(0, 300).select(F.col("id"), (F.col("id") % 3).alias("k")).repartition(4)
+    df.write.partitionBy("k").parquet(path)
+    written = data_keys(s3, "partitioned/out/")
+    assert {k.split("/")[2] for k in written if "part-" in k} == {"k=0", "k=1", "k=2"}
+    assert len([k for k in written if "part-" in k]) > 3
+    back = session.read.parquet(path)
+    assert back.count() == 300
+    assert rows(back.groupBy("k").count()) == [(0, 100), (1, 100), (2, 100)]
+
+
+def test_hadoop_s3a_keys_configure_the_store(session, endpoint, conf, monkeypatch):
+    for name in AWS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    conf({"spark.hadoop.fs.s3a.endpoint": endpoint, "spark.hadoop.fs.s3a.access.key": ACCESS,
+          "spark.hadoop.fs.s3a.secret.key": SECRET})
+    assert session.conf.get("quiver.s3.endpoint") == endpoint
+    path = f"s3://{BUCKET}/hadoop/out"
+    people(session).write.json(path)
+    assert session.read.json(path).count() == 3
+
+
+def test_environment_configures_the_store_and_conf_wins_over_it(session, endpoint, conf, monkeypatch):
+    for name in AWS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    path = f"s3://{BUCKET}/env/out"
+    people(session).write.parquet(path)
+    assert session.read.parquet(path).count() == 3
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
+    with pytest.raises(ObjectStoreError, match="Cannot reach"):
+        session.read.parquet(path)
+    conf({"quiver.s3.endpoint": endpoint})
+    assert session.read.parquet(path).count() == 3
+
+
+def test_settings_precedence_validation_and_secrets_kept_out_of_repr():
+    env = {"AWS_ACCESS_KEY_ID": "env-key", "AWS_SECRET_ACCESS_KEY": "env-secret", "AWS_SESSION_TOKEN": "tok",
+           "AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-west-2", "AWS_ENDPOINT_URL": "http://env:9000"}
+    from_env = S3Settings.from_conf({}, env)
+    assert from_env == S3Settings("http://env:9000", "env-key", "env-secret", "tok", "eu-west-1")
+    from_conf = S3Settings.from_conf({"fs.s3a.access.key": "k", "fs.s3a.secret.key": "s",
+                                      "quiver.s3.endpoint": "minio:9000/"}, env)
+    assert (from_conf.access_key, from_conf.session_token, from_conf.endpoint) == ("k", None, "minio:9000")
+    assert from_conf.where() == "endpoint https://minio:9000"
+    assert "env-secret" not in repr(from_env) and "tok" not in repr(from_env)
+    with pytest.raises(ConfigurationError, match="quiver.s3.secretKey"):
+        S3Settings.from_conf({"quiver.s3.accessKey": "k"}, {})
+    with pytest.raises(ConfigurationError, match="quiver.s3.endpoint must be a URL"):
+        S3Settings.from_conf({"quiver.s3.endpoint": "ftp://x"}, {})
+    with pytest.raises(ConfigurationError, match="unsupported file system scheme 'gs'"):
+        object_store.normalize_path("gs://bucket/key")
+
+
+def test_a_pickled_binding_brings_its_settings_where_it_is_unpickled():
+    """What a source or sink shipped to a Ray worker relies on."""
+    ours = {"quiver.s3.endpoint": "http://127.0.0.1:1", "quiver.s3.accessKey": "a", "quiver.s3.secretKey": "b"}
+    bind_settings("s3://pickled-bucket/x", ours)
+    shipped = pickle.dumps(binding_for(["s3://pickled-bucket/x"]))
+    bind_settings(["s3://pickled-bucket/y"], {**ours, "quiver.s3.endpoint": "http://127.0.0.1:2"})
+    assert settings_for("pickled-bucket").endpoint == "http://127.0.0.1:2"
+    assert isinstance(pickle.loads(shipped), StorageBinding)
+    assert settings_for("pickled-bucket").endpoint == "http://127.0.0.1:1"
+
+
+def test_pickled_source_and_sink_reach_the_store_they_were_made_for(session, s3):
+    """As on a Ray worker: whatever the process had bound, unpickling brings the driver's settings."""
+    path = f"s3://{BUCKET}/pickled/in"
+    session.range(0, 5).write.parquet(path)
+    source = file_source("parquet", path)
+    sink = file_sink("parquet", f"s3://{BUCKET}/pickled/out", schema=source.schema())
+    shipped = pickle.dumps((source, sink))
+    bind_settings(path, {"quiver.s3.endpoint": f"http://127.0.0.1:{free_port()}", "quiver.s3.accessKey": "x",
+                         "quiver.s3.secretKey": "y"})
+    source, sink = pickle.loads(shipped)
+    assert sink.setup()
+    batches = [b for split in source.splits(2) for b in source.read(split, None, None)]
+    sink.commit([sink.write_task(0, iter(batches))])
+    assert rows(session.read.parquet(f"s3://{BUCKET}/pickled/out")) == sorted(((i,) for i in range(5)), key=repr)
+
+
+def test_missing_bucket_and_object_name_them_and_the_endpoint(session, s3):
+    with pytest.raises(AnalysisException, match=rf"PATH_NOT_FOUND.*s3://no-such-bucket/x.*bucket 'no-such-bucket' "
+                                                rf"does not exist at endpoint {s3}"):
+        session.read.parquet("s3://no-such-bucket/x")
+    with pytest.raises(AnalysisException, match=rf"PATH_NOT_FOUND.*s3://{BUCKET}/nothing/here.*at endpoint {s3}"):
+        session.read.json(f"s3://{BUCKET}/nothing/here")
+    with pytest.raises(AnalysisException, match=rf"PATH_NOT_FOUND.*s3://{BUCKET}/nothing/\*\.csv"):
+        session.read.csv(f"s3://{BUCKET}/nothing/*.csv")
+    with pytest.raises(AnalysisException, match=rf"bucket 'no-such-bucket' does not exist at endpoint {s3}"):
+        people(session).write.parquet("s3://no-such-bucket/out")
+    with pytest.raises(AnalysisException, match="root of a bucket"):
+        people(session).write.parquet(f"s3://{BUCKET}")
+
+
+def test_unreachable_endpoint_is_named(session, s3, conf):
+    dead = f"http://127.0.0.1:{free_port()}"
+    conf({"quiver.s3.endpoint": dead})
+    with pytest.raises(ObjectStoreError, match=rf"Cannot reach the object store at endpoint {dead}.*s3://{BUCKET}/x"):
+        session.read.parquet(f"s3://{BUCKET}/x")
+    with pytest.raises(ObjectStoreError, match=rf"Cannot reach the object store at endpoint {dead}"):
+        people(session).write.parquet(f"s3://{BUCKET}/x")
+
+
+def test_access_denied_names_bucket_key_endpoint_and_access_key(session, conf):
+    with moto_server(INITIAL_NO_AUTH_ACTION_COUNT="0") as guarded:
+        conf({"quiver.s3.endpoint": guarded, "quiver.s3.accessKey": "not-a-user", "quiver.s3.secretKey": "x"})
+        with pytest.raises(ObjectStoreError, match=rf"Access denied .*s3://{BUCKET}/secret/data .*bucket '{BUCKET}', "
+                                                   rf"key 'secret/data'.* at endpoint {guarded} with access key "
+                                                   "'not-a-user'"):
+            session.read.parquet(f"s3://{BUCKET}/secret/data")
+        with pytest.raises(ObjectStoreError, match=rf"Access denied .*at endpoint {guarded}"):
+            people(session).write.parquet(f"s3://{BUCKET}/secret/out")
+
+
+def test_a_failed_job_leaves_no_objects(session, s3):
+    @F.udf("int")
+    def fail_on_250(i):
+        if i == 250:
+            raise ValueError("boom")
+        return i
+
+    failing = session.range(0, 400).repartition(4).select(fail_on_250(F.col("id")).alias("id"))
+    with pytest.raises(QuiverError):
+        failing.write.parquet(f"s3://{BUCKET}/failed/out")
+    # At most the parent's empty folder marker stays, as a local write leaves the parent folder.
+    assert keys(s3, "failed/") in ([], ["failed/"])
+    with pytest.raises(AnalysisException, match="PATH_NOT_FOUND"):
+        session.read.parquet(f"s3://{BUCKET}/failed/out")
+
+
+def test_a_failed_commit_removes_its_copies_and_keeps_the_old_data(session, s3, monkeypatch):
+    from quiver.connectors import sink as sink_module
+
+    path = f"s3://{BUCKET}/commit/out"
+    session.range(0, 10).repartition(2).write.parquet(path)
+    before = data_keys(s3, "commit/")
+    copies = []
+
+    def copy_then_fail(source: str, target: str) -> None:
+        if copies:
+            raise ObjectStoreError("injected copy failure")
+        object_store.copy_object(source, target)
+        copies.append(target)
+
+    monkeypatch.setattr(sink_module, "copy_object", copy_then_fail)
+    with pytest.raises(ObjectStoreError, match="injected"):
+        session.range(100, 140).repartition(3).write.mode("overwrite").parquet(path)
+    assert copies and data_keys(s3, "commit/") == before
+    assert rows(session.read.parquet(path)) == sorted(((i,) for i in range(10)), key=repr)
+
+    copies.clear()
+    with pytest.raises(ObjectStoreError, match="injected"):
+        session.range(0, 40).repartition(3).write.parquet(f"s3://{BUCKET}/commit/new")
+    assert copies and data_keys(s3, "commit/") == before and keys(s3, "commit/new") == []
+    with pytest.raises(AnalysisException, match="PATH_NOT_FOUND"):
+        session.read.parquet(f"s3://{BUCKET}/commit/new")

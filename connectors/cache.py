@@ -2,10 +2,10 @@
 
 Scans of object storage read the same footers and column chunks again and again. Every file
 opened through a `CachingFileSystem` is read in aligned blocks, and each block is kept under
-the file's URI, size and modification time, first in a memory tier, then, when that tier is
+the file's URI, size and version (its ETag on S3, else its modification time), first in a memory tier, then, when that tier is
 full, in a disk tier, each bounded in bytes and evicted least recently used first. A second
 scan of unchanged files therefore reads no bytes from the store. A changed file has a new
-size or modification time, hence new keys: its old blocks are never served, and they age out.
+ETag (or modification time), hence new keys: its old blocks are never served, and they age out.
 
 Listing and file metadata (sizes, times) always come from the store: that is how a change is
 seen. `storage_cache_stats()` counts hits, misses and bytes read from the store or saved.
@@ -15,20 +15,23 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import tempfile
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+
+from quiver.engine.errors import ConfigurationError
 
 BLOCK_BYTES = 1 << 20
 DEFAULT_MEMORY_BYTES = 512 << 20
 DEFAULT_DISK_BYTES = 4 << 30
 
-BlockKey = tuple[str, int, int, int]  # (uri, size, mtime ns, block index)
+BlockKey = tuple[str, int, str, int]  # (uri, size, version: ETag or mtime, block index)
 
 
 @dataclass
@@ -167,16 +170,14 @@ class BlockCache:
 class _CachedFile(io.RawIOBase):
     """A read-only file served block by block from the cache, fetching missing runs of blocks from the store."""
 
-    def __init__(self, base: pafs.FileSystem, path: str, uri: str, size: int, mtime_ns: int, cache: BlockCache):
+    def __init__(self, source: pa.NativeFile, uri: str, size: int, version: str, cache: BlockCache):
         super().__init__()
-        self._base = base
-        self._path = path
+        self._source: pa.NativeFile | None = source
         self._uri = uri
         self._size = size
-        self._version = mtime_ns
+        self._version = version
         self._cache = cache
         self._pos = 0
-        self._source: pa.NativeFile | None = None
 
     def readable(self) -> bool:
         return True
@@ -240,7 +241,7 @@ class _CachedFile(io.RawIOBase):
 
     def _fetch(self, offset: int, length: int) -> bytes:
         if self._source is None:
-            self._source = self._base.open_input_file(self._path)
+            raise ValueError(f"read of closed file {self._uri}")
         out = self._source.read_at(length, offset)
         return out if isinstance(out, bytes) else out.to_pybytes()
 
@@ -317,19 +318,57 @@ class CachingHandler(pafs.FileSystemHandler):
         return self.open_input_file(path)
 
     def open_input_file(self, path: str) -> pa.NativeFile:
-        info = self.base.get_file_info(path)
-        if info.type != pafs.FileType.File:
-            # Let the store raise its own error, naming the path.
-            return self.base.open_input_file(path)
-        mtime = info.mtime_ns if info.mtime_ns is not None else -1
-        raw = _CachedFile(self.base, path, f"{self.scheme}://{path}", info.size, mtime, self.cache)
+        # Opening asks the store for the object's size and metadata (a HEAD on S3), never its bytes;
+        # a missing object raises the store's own error, naming the path.
+        source = self.base.open_input_file(path)
+        raw = _CachedFile(source, f"{self.scheme}://{path}", source.size(), self._version(path, source), self.cache)
         return pa.PythonFile(raw, mode="r")
 
+    def _version(self, path: str, source: pa.NativeFile) -> str:
+        """What changes when the file does: the object's ETag where the store gives one (S3 times have
+        only whole seconds), else its modification time."""
+        metadata = source.metadata() or {}
+        etag = metadata.get(b"ETag") or metadata.get("ETag")
+        if etag:
+            return "etag:" + (etag.decode() if isinstance(etag, bytes) else str(etag))
+        info = self.base.get_file_info(path)
+        return f"mtime:{info.mtime_ns if info.mtime_ns is not None else -1}"
+
+    # The wrapping file system compresses by extension already: the store gets the bytes as they are.
     def open_output_stream(self, path: str, metadata: dict | None = None) -> pa.NativeFile:
-        return self.base.open_output_stream(path, metadata=metadata)
+        return self.base.open_output_stream(path, compression=None, metadata=metadata)
 
     def open_append_stream(self, path: str, metadata: dict | None = None) -> pa.NativeFile:
-        return self.base.open_append_stream(path, metadata=metadata)
+        return self.base.open_append_stream(path, compression=None, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class StorageCacheSettings:
+    """The bounds of the storage cache a session asks for (`quiver.cache.storage.*`); carried with the
+    settings of each store, so a worker process opens the same kind of cache."""
+
+    memory_bytes: int = DEFAULT_MEMORY_BYTES
+    disk_bytes: int = DEFAULT_DISK_BYTES
+    directory: str | None = None
+
+    @classmethod
+    def from_conf(cls, values: Mapping[str, Any]) -> "StorageCacheSettings | None":
+        """The settings from conf values (canonical keys), or None when the cache is off."""
+        from quiver.engine.conf import parse_size
+
+        enabled = str(values.get("quiver.cache.storage.enabled", "true")).strip().lower()
+        if enabled not in ("true", "false"):
+            raise ConfigurationError(f"quiver.cache.storage.enabled must be true or false, got {enabled!r}")
+        if enabled == "false":
+            return None
+        memory = parse_size("quiver.cache.storage.maxBytes", values.get("quiver.cache.storage.maxBytes", "512m"))
+        disk = parse_size("quiver.cache.storage.diskBytes", values.get("quiver.cache.storage.diskBytes", "4g"))
+        directory = values.get("quiver.cache.storage.dir") or os.path.join(
+            tempfile.gettempdir(), f"quiver-storage-cache-{os.getuid()}")
+        return cls(max(0, memory), max(0, disk), str(directory))
+
+    def open(self) -> BlockCache:
+        return storage_cache(self.memory_bytes, self.disk_bytes, self.directory)
 
 
 _shared: dict[tuple, BlockCache] = {}
@@ -365,5 +404,5 @@ def storage_cache_stats() -> dict[str, int]:
     return total
 
 
-__all__ = ["BLOCK_BYTES", "BlockCache", "CacheStats", "CachingHandler", "caching_filesystem", "storage_cache",
-           "storage_cache_stats"]
+__all__ = ["BLOCK_BYTES", "BlockCache", "CacheStats", "CachingHandler", "StorageCacheSettings", "caching_filesystem",
+           "storage_cache", "storage_cache_stats"]

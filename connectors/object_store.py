@@ -26,6 +26,7 @@ from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from quiver.connectors.cache import StorageCacheSettings, caching_filesystem
 from quiver.engine.conf import canonical_key
 from quiver.engine.errors import AnalysisException, ConfigurationError, QuiverError
 
@@ -53,6 +54,8 @@ class S3Settings:
     secret_key: str | None = field(default=None, repr=False)
     session_token: str | None = field(default=None, repr=False)
     region: str | None = None
+    # Reads go through the storage-side cache with these bounds (None: straight to the store).
+    cache: StorageCacheSettings | None = None
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> "S3Settings":
@@ -71,7 +74,8 @@ class S3Settings:
                 "(or spark.hadoop.fs.s3a.access.key / .secret.key, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
         endpoint = values.get(ENDPOINT_KEY) or env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or None
         region = values.get(REGION_KEY) or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
-        settings = cls(endpoint.rstrip("/") if endpoint else None, access, secret, token, region)
+        settings = cls(endpoint.rstrip("/") if endpoint else None, access, secret, token, region,
+                       StorageCacheSettings.from_conf(values))
         settings.endpoint_parts()
         return settings
 
@@ -95,13 +99,14 @@ class S3Settings:
             return f"endpoint {scheme}://{host}"
         return f"AWS S3 (region {self.region or 'from the AWS configuration'})"
 
-    def filesystem(self) -> pafs.S3FileSystem:
-        """The pyarrow file system for these settings, one per distinct settings in a process."""
+    def filesystem(self) -> pafs.FileSystem:
+        """The pyarrow file system for these settings, one per distinct settings in a process; its reads go
+        through the storage cache unless `quiver.cache.storage.enabled` is false."""
         return _s3_filesystem(self)
 
 
 @functools.lru_cache(maxsize=32)
-def _s3_filesystem(settings: S3Settings) -> pafs.S3FileSystem:
+def _s3_filesystem(settings: S3Settings) -> pafs.FileSystem:
     kwargs: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_S}
     parts = settings.endpoint_parts()
     if parts is not None:
@@ -111,7 +116,8 @@ def _s3_filesystem(settings: S3Settings) -> pafs.S3FileSystem:
     if settings.access_key is not None:
         kwargs.update(access_key=settings.access_key, secret_key=settings.secret_key,
                       session_token=settings.session_token)
-    return pafs.S3FileSystem(**kwargs)
+    store = pafs.S3FileSystem(**kwargs)
+    return store if settings.cache is None else caching_filesystem(store, "s3", settings.cache.open())
 
 
 _BOUND: dict[str, S3Settings] = {}

@@ -28,6 +28,9 @@ DEFAULTS: dict[str, str] = {
     "quiver.placement": "cost",
     "quiver.devices": "cpu",
     "quiver.cache.device": "none",
+    "quiver.cache.storage.enabled": "true",
+    "quiver.cache.storage.maxBytes": "512m",
+    "quiver.cache.storage.diskBytes": "4g",
     "quiver.profile.cpu": "cpu-generic",
     "quiver.profile.gpu": "nvidia-h200",
     "quiver.profile.npu": "ascend-910b",
@@ -91,6 +94,8 @@ _VALIDATORS = {
     "quiver.sql.autoBroadcastJoinThreshold": parse_size,
     "quiver.sql.join.broadcastByCostMaxBytes": parse_size,
     "quiver.task.maxFailures": parse_positive_int,
+    "quiver.cache.storage.maxBytes": parse_size,
+    "quiver.cache.storage.diskBytes": parse_size,
     "quiver.ray.numCpus": parse_positive_int,
     "quiver.ray.objectStoreMemory": parse_size,
 }

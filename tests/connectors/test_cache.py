@@ -85,10 +85,10 @@ class CountingStore(pafs.FileSystemHandler):
         self.local.copy_file(src, dest)
 
     def open_output_stream(self, path, metadata=None):
-        return self.local.open_output_stream(path)
+        return self.local.open_output_stream(path, compression=None)
 
     def open_append_stream(self, path, metadata=None):
-        return self.local.open_append_stream(path)
+        return self.local.open_append_stream(path, compression=None)
 
 
 def _table(n: int, seed: int) -> pa.Table:
@@ -179,7 +179,11 @@ def test_writes_and_listing_go_to_the_store(tmp_path, store):
     with fs.open_output_stream(str(tmp_path / "out.txt")) as f:
         f.write(b"hello")
     assert (tmp_path / "out.txt").read_bytes() == b"hello"
+    with fs.open_output_stream(str(tmp_path / "out.txt.gz")) as f:  # compressed once, by its extension
+        f.write(b"hello")
+    with fs.open_input_stream(str(tmp_path / "out.txt.gz")) as f:
+        assert f.read() == b"hello"
     infos = fs.get_file_info(pafs.FileSelector(str(tmp_path)))
-    assert [i.base_name for i in infos] == ["out.txt"]
+    assert sorted(i.base_name for i in infos) == ["out.txt", "out.txt.gz"]
     with pytest.raises(FileNotFoundError):
         fs.open_input_file(str(tmp_path / "missing.parquet"))

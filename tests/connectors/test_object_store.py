@@ -18,6 +18,7 @@ import pytest
 
 from quiver import functions as F
 from quiver.connectors import object_store
+from quiver.connectors.cache import StorageCacheSettings
 from quiver.connectors.object_store import (
     ObjectStoreError, S3Settings, StorageBinding, bind_settings, binding_for, settings_for,
 )
@@ -254,7 +255,8 @@ def test_settings_precedence_validation_and_secrets_kept_out_of_repr():
     env = {"AWS_ACCESS_KEY_ID": "env-key", "AWS_SECRET_ACCESS_KEY": "env-secret", "AWS_SESSION_TOKEN": "tok",
            "AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-west-2", "AWS_ENDPOINT_URL": "http://env:9000"}
     from_env = S3Settings.from_conf({}, env)
-    assert from_env == S3Settings("http://env:9000", "env-key", "env-secret", "tok", "eu-west-1")
+    assert from_env == S3Settings("http://env:9000", "env-key", "env-secret", "tok", "eu-west-1",
+                                  StorageCacheSettings.from_conf({}))
     from_conf = S3Settings.from_conf({"fs.s3a.access.key": "k", "fs.s3a.secret.key": "s",
                                       "quiver.s3.endpoint": "minio:9000/"}, env)
     assert (from_conf.access_key, from_conf.session_token, from_conf.endpoint) == ("k", None, "minio:9000")
@@ -371,3 +373,65 @@ def test_a_failed_commit_removes_its_copies_and_keeps_the_old_data(session, s3, 
     assert copies and data_keys(s3, "commit/") == before and keys(s3, "commit/new") == []
     with pytest.raises(AnalysisException, match="PATH_NOT_FOUND"):
         session.read.parquet(f"s3://{BUCKET}/commit/new")
+
+
+def _object_gets(url: str) -> list[str]:
+    """The object GETs (bytes of an object, not listings) the server recorded since the last reset."""
+    import json
+
+    recorded = urllib.request.urlopen(f"{url}/moto-api/recorder/download-recording", timeout=10).read().decode()
+    gets = []
+    for line in filter(str.strip, recorded.splitlines()):
+        request = json.loads(line)
+        path, _, query = request["url"].partition(f"/{BUCKET}/")[2].partition("?")
+        if request["method"] == "GET" and path and "list-type" not in query:
+            gets.append(path)
+    return gets
+
+
+def _record_afresh(url: str) -> None:
+    for action in ("reset-recording", "start-recording"):
+        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/recorder/{action}", method="POST"),
+                               timeout=10).close()
+
+
+def test_the_storage_cache_serves_a_second_scan_without_fetching_object_bytes(session, conf, monkeypatch, tmp_path):
+    """Counted at the server: the first scan GETs the objects, the second GETs none, and an object
+    rewritten in place (same key) is fetched again and its new rows are read."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with moto_server(MOTO_ENABLE_RECORDING="true") as url:
+        client(url).create_bucket(Bucket=BUCKET)
+        for name in AWS_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+        conf({"quiver.s3.endpoint": url, "quiver.s3.accessKey": ACCESS, "quiver.s3.secretKey": SECRET,
+              "quiver.s3.region": "us-east-1", "quiver.cache.storage.dir": str(tmp_path / "cache"),
+              "quiver.cache.storage.maxBytes": "2m"})  # most blocks go to the disk tier
+        path = f"s3://{BUCKET}/scans/t"
+        rows = 300_000
+        session.range(0, rows, numPartitions=2).select(
+            F.col("id"), (F.col("id") % 97).alias("k"), (F.col("id") * 0.5).alias("v")).write.parquet(path)
+
+        def scan():
+            return session.read.parquet(path).groupBy("k").agg(F.sum("v").alias("s"), F.count("*").alias("n")) \
+                .orderBy("k").collect()
+
+        _record_afresh(url)
+        first = scan()
+        assert _object_gets(url), "the first scan fetched nothing, so the check below would prove nothing"
+        _record_afresh(url)
+        assert scan() == first
+        assert _object_gets(url) == []
+
+        key = sorted(k for k in data_keys(url, "scans/t/") if k.endswith(".parquet"))[0]
+        changed = io.BytesIO()
+        pq.write_table(pa.table({"id": pa.array([1], pa.int64()), "k": pa.array([1000], pa.int64()),
+                                 "v": pa.array([1.0])}), changed)
+        put(url, key, changed.getvalue())
+        _record_afresh(url)
+        third = scan()
+        assert key in _object_gets(url)
+        assert third[-1]["k"] == 1000 and sum(r["n"] for r in third) < rows

@@ -403,7 +403,7 @@ def test_the_storage_cache_serves_a_second_scan_without_fetching_object_bytes(se
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with moto_server(MOTO_ENABLE_RECORDING="true") as url:
+    with moto_server(MOTO_ENABLE_RECORDING="true", MOTO_RECORDER_FILEPATH=str(tmp_path / "recording")) as url:
         client(url).create_bucket(Bucket=BUCKET)
         for name in AWS_VARIABLES:
             monkeypatch.delenv(name, raising=False)

@@ -55,6 +55,10 @@ class Source(Protocol):
         The predicate is a hint: a source may return rows that fail it (the engine filters
         again), but must never drop rows that pass it. A string column may arrive
         dictionary-encoded over its type; the executor decodes it.
+
+        A source whose class sets `filters_as = "expressions"` gets the scan's own filter
+        expressions (a tuple of Quiver `Expr` conjuncts) instead of an Arrow predicate: a
+        database translates them into its own query language.
         """
 
 

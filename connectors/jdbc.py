@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from quiver.connectors.base import ReadOptions, SourceStatistics
 from quiver.connectors.jdbc_partitions import bound_value, stride_clauses
@@ -31,6 +30,7 @@ from quiver.connectors.postgres_types import ColumnRead, arrow_schema, column_re
 from quiver.connectors.sink import SAVE_MODES
 from quiver.connectors.sql_filters import where_clause
 from quiver.engine.errors import AnalysisException, ConfigurationError
+from quiver.engine.expressions import Expr
 from quiver.engine.types import StructType, from_arrow
 
 READ_OPTIONS = ("url", "dbtable", "query", "driver", "partitionColumn", "lowerBound", "upperBound",
@@ -100,6 +100,9 @@ class JdbcSplit:
 class JdbcSource:
     """A table or query of a PostgreSQL database, read in the splits its options describe."""
 
+    # The scan hands over its filter expressions, which `sql_filters` turns into the WHERE clause.
+    filters_as = "expressions"
+
     target: PostgresTarget
     relation: str
     table: str | None
@@ -126,20 +129,20 @@ class JdbcSource:
         by_name = {r.name: r for r in self.reads}
         return list(self.reads) if columns is None else [by_name[c] for c in columns]
 
-    def select_sql(self, split: JdbcSplit, columns: Sequence[str] | None, predicate: pc.Expression | None) -> str:
-        """The SELECT that reads `columns` of `split`, with what translates of `predicate` in its WHERE."""
+    def select_sql(self, split: JdbcSplit, columns: Sequence[str] | None, filters: Sequence[Expr] | None) -> str:
+        """The SELECT that reads `columns` of `split`, with what translates of `filters` in its WHERE."""
         reads = self._columns(columns)
         by_name = {r.name: r for r in self.reads}
         select = ", ".join(r.select if r.select == quote_identifier(r.name)
                            else f"{r.select} AS {quote_identifier(r.name)}" for r in reads)
-        conditions = [split.where, where_clause(predicate, by_name) if self.push_down else None]
+        conditions = [split.where, where_clause(filters, by_name) if self.push_down else None]
         where = " AND ".join(f"({c})" for c in conditions if c is not None)
         return f"SELECT {select} FROM {self.relation}" + (f" WHERE {where}" if where else "")
 
-    def read(self, split: JdbcSplit, columns: Sequence[str] | None, predicate: pc.Expression | None
+    def read(self, split: JdbcSplit, columns: Sequence[str] | None, filters: Sequence[Expr] | None
              ) -> Iterator[pa.RecordBatch]:
         reads = self._columns(columns)
-        sql = self.select_sql(split, columns, predicate)
+        sql = self.select_sql(split, columns, filters)
         with session(self.target) as (_, cursor):
             execute(cursor, self.target, sql, relation=self.table)
             for batch in cursor.fetch_record_batch():

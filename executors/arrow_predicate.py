@@ -33,7 +33,8 @@ def _column(e: Expr) -> pc.Expression | None:
     return None
 
 
-def _literal(e: Expr) -> pa.Scalar | None:
+def literal_scalar(e: Expr) -> pa.Scalar | None:
+    """A non-null literal (or a cast of one) as an Arrow scalar of its type; None for anything else."""
     if isinstance(e, Literal) and e.value is not None:
         return pa.scalar(e.value, type=e.data_type.to_arrow())
     if isinstance(e, Cast) and isinstance(e.child, Literal) and e.child.value is not None:
@@ -59,15 +60,15 @@ def _translate(e: Expr) -> pc.Expression | None:
         inner = _translate(e.child)
         return None if inner is None or not _exact(e.child) else ~inner
     if isinstance(e, Comparison) and e.op in _OPS:
-        col, lit, op = _column(e.left), _literal(e.right), e.op
+        col, lit, op = _column(e.left), literal_scalar(e.right), e.op
         if col is None:
-            col, lit, op = _column(e.right), _literal(e.left), _FLIP[e.op]
+            col, lit, op = _column(e.right), literal_scalar(e.left), _FLIP[e.op]
         if col is None or lit is None:
             return None
         return getattr(col, _OPS[op])(lit)
     if isinstance(e, In):
         col = _column(e.child)
-        values = [_literal(v) for v in e.values]
+        values = [literal_scalar(v) for v in e.values]
         if col is None or any(v is None for v in values):
             return None
         return col.isin(pa.array([v.as_py() for v in values], type=e.child.dtype.to_arrow()))

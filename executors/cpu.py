@@ -67,7 +67,8 @@ class CpuExecutor:
     def _scan(self, plan: P.ScanExec, partition: int, keep_dictionaries: bool) -> Iterator[pa.RecordBatch]:
         split = plan.splits[partition]
         columns = [a.name for a in plan.attributes]
-        predicate = to_arrow_predicate(plan.filters)
+        expressions = getattr(plan.source, "filters_as", "arrow") == "expressions"
+        predicate = plan.filters if expressions else to_arrow_predicate(plan.filters)
         names = [a.internal_name for a in plan.attributes]
         types = [a.dtype.to_arrow() for a in plan.attributes]
         for batch in plan.source.read(split, columns, predicate):

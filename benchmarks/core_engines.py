@@ -514,7 +514,12 @@ def run_child(engine_name: str, paths: Paths, repeat: int, slow_s: float, events
         print(f"[{engine_name}] {name}: median {median:.3f}s ({warm_txt}runs {runs_txt})",
               flush=True)
 
-    # Read high-water marks before closing, while a JVM child is still alive.
+    return close_child(engine, engine_name, events)
+
+
+def close_child(engine: Engine, engine_name: str, events: Path) -> int:
+    """Report the child's memory high-water marks (before closing, while a JVM child is still alive),
+    then close the engine; the child's exit status."""
     emit(events, event="memory", processes=proctree.tree_hwm(os.getpid()))
     try:
         engine.close()

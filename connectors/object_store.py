@@ -107,6 +107,12 @@ class S3Settings:
 
 @functools.lru_cache(maxsize=32)
 def _s3_filesystem(settings: S3Settings) -> pafs.FileSystem:
+    store = _s3_store(settings)
+    return store if settings.cache is None else caching_filesystem(store, "s3", settings.cache.open())
+
+
+@functools.lru_cache(maxsize=32)
+def _s3_store(settings: S3Settings) -> pafs.S3FileSystem:
     kwargs: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_S}
     parts = settings.endpoint_parts()
     if parts is not None:
@@ -116,8 +122,7 @@ def _s3_filesystem(settings: S3Settings) -> pafs.FileSystem:
     if settings.access_key is not None:
         kwargs.update(access_key=settings.access_key, secret_key=settings.secret_key,
                       session_token=settings.session_token)
-    store = pafs.S3FileSystem(**kwargs)
-    return store if settings.cache is None else caching_filesystem(store, "s3", settings.cache.open())
+    return pafs.S3FileSystem(**kwargs)
 
 
 _BOUND: dict[str, S3Settings] = {}
@@ -350,6 +355,18 @@ def open_input_file(path: str) -> pa.NativeFile:
     fs, key = resolve(path)
     with storage_errors(path, "reading"):
         return fs.open_input_file(key)
+
+
+def object_etag(path: str) -> str:
+    """The object's ETag, asked of the store itself (one HEAD): it changes whenever the object does,
+    unlike the listing's whole-second modification time. Empty for a local path or a store without one."""
+    if not is_object_path(path):
+        return ""
+    bucket, key = split_uri(path)
+    with storage_errors(path, "looking up"):
+        with _s3_store(settings_for(bucket)).open_input_file(f"{bucket}/{key}") as f:
+            etag = (f.metadata() or {}).get(b"ETag") or b""
+    return etag.decode() if isinstance(etag, bytes) else str(etag)
 
 
 def file_version(path: str) -> tuple[int, int]:

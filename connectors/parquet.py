@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from quiver.connectors.base import ColumnStatistics, ReadOptions
 from quiver.connectors.files import FilePiece, FileReadError, partition_expression, project_file_batch
-from quiver.connectors.object_store import file_version, is_object_path, resolve
+from quiver.connectors.object_store import file_version, is_object_path, object_etag, resolve
 from quiver.connectors.options import option_bool, option_choice
 from quiver.connectors.paths import DataFile, file_uri
 
@@ -51,9 +51,11 @@ def _per_file_version(cache: OrderedDict, path: str, compute: Callable[[str], An
     modification time, so a rewritten file is read afresh."""
     try:
         size, mtime_ns = file_version(path)
+        # An object rewritten within one second keeps its size and listed time: its ETag tells.
+        etag = object_etag(path)
     except OSError as e:
         raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
-    key = (path, size, mtime_ns)
+    key = (path, size, mtime_ns, etag)
     with _FOOTERS_LOCK:
         if key in cache:
             cache.move_to_end(key)

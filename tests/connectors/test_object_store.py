@@ -435,3 +435,26 @@ def test_the_storage_cache_serves_a_second_scan_without_fetching_object_bytes(se
         third = scan()
         assert key in _object_gets(url)
         assert third[-1]["k"] == 1000 and sum(r["n"] for r in third) < rows
+
+
+def test_an_object_rewritten_with_the_same_size_at_once_is_read_afresh(session, s3):
+    """Same key, same size, same listed second: only the ETag tells the versions apart, and both the
+    Parquet footer cache and the storage cache must see it."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def body(values: list[int]) -> bytes:
+        out = io.BytesIO()
+        pq.write_table(pa.table({"v": pa.array(values, pa.int64())}), out, compression="none",
+                       write_statistics=False)
+        return out.getvalue()
+
+    first, second = body(list(range(1000))), body(list(range(1000, 2000)))
+    assert len(first) == len(second)
+    path = f"s3://{BUCKET}/same-size/t.parquet"
+    put(s3, "same-size/t.parquet", first)
+    assert session.read.parquet(path).agg(F.sum("v")).collect()[0][0] == sum(range(1000))
+    put(s3, "same-size/t.parquet", second)
+    assert session.read.parquet(path).agg(F.sum("v")).collect()[0][0] == sum(range(1000, 2000))

@@ -33,6 +33,7 @@ from quiver.engine.errors import ConfigurationError
 BLOCK_BYTES = 128 << 10
 DEFAULT_MEMORY_BYTES = 512 << 20
 DEFAULT_DISK_BYTES = 4 << 30
+DEFAULT_DECODED_BYTES = 512 << 20
 
 BlockKey = tuple[str, int, str, int]  # (uri, size, version: ETag or mtime, block index)
 
@@ -46,6 +47,7 @@ class CacheStats:
     bytes_from_store: int = 0
     bytes_saved: int = 0
     disk_hits: int = 0
+    decoded_hits: int = 0
     evicted_bytes: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -353,6 +355,7 @@ class StorageCacheSettings:
     memory_bytes: int = DEFAULT_MEMORY_BYTES
     disk_bytes: int = DEFAULT_DISK_BYTES
     directory: str | None = None
+    decoded_bytes: int = DEFAULT_DECODED_BYTES
 
     @classmethod
     def from_conf(cls, values: Mapping[str, Any]) -> "StorageCacheSettings | None":
@@ -368,10 +371,66 @@ class StorageCacheSettings:
         disk = parse_size("quiver.cache.storage.diskBytes", values.get("quiver.cache.storage.diskBytes", "4g"))
         directory = values.get("quiver.cache.storage.dir") or os.path.join(
             tempfile.gettempdir(), f"quiver-storage-cache-{os.getuid()}")
-        return cls(max(0, memory), max(0, disk), str(directory))
+        decoded = parse_size("quiver.cache.storage.decodedBytes",
+                             values.get("quiver.cache.storage.decodedBytes", "512m"))
+        return cls(max(0, memory), max(0, disk), str(directory), max(0, decoded))
 
     def open(self) -> BlockCache:
         return storage_cache(self.memory_bytes, self.disk_bytes, self.directory)
+
+    def decoded(self) -> "DecodedCache | None":
+        """The process's cache of decoded row groups with this bound, or None when it is 0."""
+        return decoded_cache(self.decoded_bytes) if self.decoded_bytes else None
+
+
+class DecodedCache:
+    """Decoded Parquet row groups (Arrow tables) of slow storage, least recently used out first,
+    bounded by their Arrow size. A warm scan then skips decompression and decoding too."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.stats = CacheStats()
+        self._tables: OrderedDict[tuple, pa.Table] = OrderedDict()
+        self._used = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> pa.Table | None:
+        with self._lock:
+            table = self._tables.get(key)
+            if table is not None:
+                self._tables.move_to_end(key)
+        if table is not None:
+            self.stats.add(decoded_hits=1)
+        return table
+
+    def put(self, key: tuple, table: pa.Table) -> None:
+        size = table.nbytes
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            if key in self._tables:
+                return
+            self._tables[key] = table
+            self._used += size
+            while self._used > self.max_bytes and self._tables:
+                _, old = self._tables.popitem(last=False)
+                self._used -= old.nbytes
+                self.stats.evicted_bytes += old.nbytes
+
+    @property
+    def used(self) -> int:
+        return self._used
+
+
+_decoded: dict[int, DecodedCache] = {}
+
+
+def decoded_cache(max_bytes: int) -> DecodedCache:
+    """The process's decoded-row-group cache with this bound (one per distinct bound)."""
+    with _shared_lock:
+        if max_bytes not in _decoded:
+            _decoded[max_bytes] = DecodedCache(max_bytes)
+        return _decoded[max_bytes]
 
 
 _shared: dict[tuple, BlockCache] = {}
@@ -404,8 +463,13 @@ def storage_cache_stats() -> dict[str, int]:
     for c in caches:
         total["memory_bytes"] = total.get("memory_bytes", 0) + c.memory_used
         total["disk_bytes"] = total.get("disk_bytes", 0) + c.disk_used
+    with _shared_lock:
+        decoded = list(_decoded.values())
+    if caches or decoded:
+        total["decoded_hits"] = sum(d.stats.decoded_hits for d in decoded)
+        total["decoded_bytes"] = sum(d.used for d in decoded)
     return total
 
 
-__all__ = ["BLOCK_BYTES", "BlockCache", "CacheStats", "CachingHandler", "StorageCacheSettings", "caching_filesystem",
-           "storage_cache", "storage_cache_stats"]
+__all__ = ["BLOCK_BYTES", "BlockCache", "CacheStats", "CachingHandler", "DecodedCache", "StorageCacheSettings",
+           "caching_filesystem", "decoded_cache", "storage_cache", "storage_cache_stats"]

@@ -26,7 +26,7 @@ from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from quiver.connectors.cache import StorageCacheSettings, caching_filesystem
+from quiver.connectors.cache import DecodedCache, StorageCacheSettings, caching_filesystem
 from quiver.engine.conf import canonical_key
 from quiver.engine.errors import AnalysisException, ConfigurationError, QuiverError
 
@@ -365,8 +365,19 @@ def object_etag(path: str) -> str:
     bucket, key = split_uri(path)
     with storage_errors(path, "looking up"):
         with _s3_store(settings_for(bucket)).open_input_file(f"{bucket}/{key}") as f:
-            etag = (f.metadata() or {}).get(b"ETag") or b""
+            metadata = f.metadata() or {}
+            etag = metadata.get("ETag") or metadata.get(b"ETag") or b""
     return etag.decode() if isinstance(etag, bytes) else str(etag)
+
+
+def decoded_cache_for(path: str) -> tuple[DecodedCache, str] | None:
+    """The cache of decoded row groups an object path's reads use, with the object's ETag to key them
+    by; None for a local path or when the session turned it (or the storage cache) off."""
+    if not is_object_path(path):
+        return None
+    settings = settings_for(split_uri(path)[0])
+    cache = settings.cache.decoded() if settings.cache is not None else None
+    return None if cache is None else (cache, object_etag(path))
 
 
 def file_version(path: str) -> tuple[int, int]:

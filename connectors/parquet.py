@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from quiver.connectors.base import ColumnStatistics, ReadOptions
 from quiver.connectors.files import FilePiece, FileReadError, partition_expression, project_file_batch
-from quiver.connectors.object_store import file_version, is_object_path, object_etag, resolve
+from quiver.connectors.object_store import decoded_cache_for, file_version, is_object_path, object_etag, resolve
 from quiver.connectors.options import option_bool, option_choice
 from quiver.connectors.paths import DataFile, file_uri
 
@@ -233,9 +233,10 @@ class ParquetFormat:
             # Pre-buffering coalesces reads on a background I/O thread: it pays for objects (fewer
             # requests); for local files it would only add a copy and a thread hand-off per row group.
             fs, where = resolve(path)
+            dictionary = _dictionary_strings(meta, physical, stored)
             reader = pq.ParquetFile(where, metadata=meta, coerce_int96_timestamp_unit="us", filesystem=fs,
-                                    pre_buffer=is_object_path(path),
-                                    read_dictionary=_dictionary_strings(meta, physical, stored))
+                                    pre_buffer=is_object_path(path), read_dictionary=dictionary)
+            decoded = decoded_cache_for(path)
         except (pa.ArrowInvalid, OSError) as e:
             raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
         row_groups = piece.row_groups if piece.row_groups is not None else range(meta.num_row_groups)
@@ -245,10 +246,15 @@ class ParquetFormat:
             scan_schema = pa.schema([physical.field(f.name) if f.name in physical.names else f for f in schema])
             row_groups = _matching_row_groups(fragment, row_groups, predicate, scan_schema)
         for i in row_groups:
-            try:
-                table = reader.read_row_group(i, columns=stored, use_threads=False)
-            except (pa.ArrowInvalid, OSError) as e:
-                raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+            key = (path, decoded[1], i, tuple(stored), tuple(dictionary)) if decoded is not None else None
+            table = decoded[0].get(key) if decoded is not None else None
+            if table is None:
+                try:
+                    table = reader.read_row_group(i, columns=stored, use_threads=False)
+                except (pa.ArrowInvalid, OSError) as e:
+                    raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+                if decoded is not None:
+                    decoded[0].put(key, table)
             for batch in table.to_batches():
                 yield project_file_batch(batch, schema, columns, partition)
 

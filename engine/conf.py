@@ -31,6 +31,7 @@ DEFAULTS: dict[str, str] = {
     "quiver.cache.storage.enabled": "true",
     "quiver.cache.storage.maxBytes": "512m",
     "quiver.cache.storage.diskBytes": "4g",
+    "quiver.cache.storage.decodedBytes": "512m",
     "quiver.profile.cpu": "cpu-generic",
     "quiver.profile.gpu": "nvidia-h200",
     "quiver.profile.npu": "ascend-910b",
@@ -96,6 +97,7 @@ _VALIDATORS = {
     "quiver.task.maxFailures": parse_positive_int,
     "quiver.cache.storage.maxBytes": parse_size,
     "quiver.cache.storage.diskBytes": parse_size,
+    "quiver.cache.storage.decodedBytes": parse_size,
     "quiver.ray.numCpus": parse_positive_int,
     "quiver.ray.objectStoreMemory": parse_size,
 }

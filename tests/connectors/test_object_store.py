@@ -18,7 +18,7 @@ import pytest
 
 from quiver import functions as F
 from quiver.connectors import object_store
-from quiver.connectors.cache import StorageCacheSettings
+from quiver.connectors.cache import StorageCacheSettings, storage_cache_stats
 from quiver.connectors.object_store import (
     ObjectStoreError, S3Settings, StorageBinding, bind_settings, binding_for, settings_for,
 )
@@ -423,8 +423,10 @@ def test_the_storage_cache_serves_a_second_scan_without_fetching_object_bytes(se
         first = scan()
         assert _object_gets(url), "the first scan fetched nothing, so the check below would prove nothing"
         _record_afresh(url)
+        hits = storage_cache_stats().get("decoded_hits", 0)
         assert scan() == first
         assert _object_gets(url) == []
+        assert storage_cache_stats()["decoded_hits"] > hits  # nor decoded the row groups again
 
         key = sorted(k for k in data_keys(url, "scans/t/") if k.endswith(".parquet"))[0]
         changed = io.BytesIO()

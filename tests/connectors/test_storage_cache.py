@@ -12,7 +12,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
-from quiver.connectors.cache import BLOCK_BYTES, BlockCache, caching_filesystem
+from quiver.connectors.cache import BLOCK_BYTES, BlockCache, DecodedCache, caching_filesystem
 
 
 class _CountedFile(io.FileIO):
@@ -187,3 +187,16 @@ def test_writes_and_listing_go_to_the_store(tmp_path, store):
     assert sorted(i.base_name for i in infos) == ["out.txt", "out.txt.gz"]
     with pytest.raises(FileNotFoundError):
         fs.open_input_file(str(tmp_path / "missing.parquet"))
+
+
+def test_the_decoded_cache_keeps_to_its_bound_least_recently_used_out_first():
+    tables = {i: _table(20_000, i).select(["k", "v"]) for i in range(4)}
+    size = tables[0].nbytes
+    cache = DecodedCache(max_bytes=2 * size + size // 2)
+    for i in (0, 1):
+        cache.put(("f", "etag", i), tables[i])
+    assert cache.get(("f", "etag", 0)) is tables[0]  # 0 is now the most recently used
+    cache.put(("f", "etag", 2), tables[2])
+    assert cache.get(("f", "etag", 1)) is None and cache.get(("f", "etag", 0)) is tables[0]
+    assert cache.used <= cache.max_bytes and cache.stats.decoded_hits == 2
+    assert cache.get(("f", "other-etag", 0)) is None

@@ -161,10 +161,31 @@ class CsvFormat(WholeFileReads):
         dialect = CsvDialect.from_options(options)
         fields = [f for f in schema if f.name not in partition]
         self.check_readable(pa.schema(fields))
+        corrupt = _corrupt_record_field(fields, options, dialect)
+        if corrupt is not None:
+            yield from self._read_with_corrupt_records(piece, schema, columns, partition, dialect, fields, corrupt)
+            return
         wanted = [i for i, f in enumerate(fields) if f.name in columns]
         for text, first_line in _text_batches(piece.file.path, dialect, len(fields), wanted):
-            typed = _typed(text, [fields[i] for i in wanted], dialect, piece.file.path, first_line)
+            typed, _ = _typed(text, [fields[i] for i in wanted], dialect, piece.file.path, first_line)
             yield project_file_batch(typed, schema, columns, partition)
+
+    def _read_with_corrupt_records(
+        self, piece: FilePiece, schema: pa.Schema, columns: list[str], partition: dict[str, pa.Scalar],
+        dialect: CsvDialect, fields: list[pa.Field], corrupt: pa.Field,
+    ) -> Iterator[pa.RecordBatch]:
+        """PERMISSIVE reads whose schema holds the `columnNameOfCorruptRecord` column: it is not in the
+        file, and holds the record's text where the record had the wrong number of fields or a value
+        that does not parse (null elsewhere), as in Spark."""
+        data = [f for f in fields if f.name != corrupt.name]
+        for text, first_line in _text_batches(piece.file.path, dialect, len(data), None, keep_malformed=True):
+            values = text.select(list(range(len(data))))
+            typed, bad = _typed(values, data, dialect, piece.file.path, first_line)
+            raw = text.column(len(data))
+            if bad is not None:
+                raw = pc.if_else(pc.and_(bad, pc.is_null(raw)), _joined(values, dialect), raw)
+            out = pa.RecordBatch.from_arrays([*typed.columns, raw], names=[*typed.schema.names, corrupt.name])
+            yield project_file_batch(out, schema, columns, partition)
 
     def check_readable(self, schema: pa.Schema) -> None:
         """CSV holds flat values only, as in Spark."""
@@ -189,12 +210,13 @@ class CsvFormat(WholeFileReads):
 
 
 def _text_batches(
-    path: str, dialect: CsvDialect, width: int, wanted: list[int] | None
+    path: str, dialect: CsvDialect, width: int, wanted: list[int] | None, keep_malformed: bool = False,
 ) -> Iterator[tuple[pa.RecordBatch, int]]:
     """String batches of the `wanted` field positions (all when None) with the line of their first row.
 
     pyarrow parses rows of exactly `width` fields; other rows reach `invalid_row_handler`,
     which records them, and are put back in place (PERMISSIVE) or dropped or raised.
+    `keep_malformed` adds a last column with the text of each put-back row (null for the others).
     """
     if width == 0 or first_record(path, dialect) is None:
         return
@@ -223,15 +245,17 @@ def _text_batches(
         line = 2 if dialect.header else 1
         for batch in reader:
             dropped = 0
+            if keep_malformed:
+                batch = batch.append_column("malformed", pa.nulls(batch.num_rows, pa.string()))
             if dialect.mode == "PERMISSIVE" and invalid:
-                batch = _put_back(batch, invalid, line, width, positions, dialect)
+                batch = _put_back(batch, invalid, line, width, positions, dialect, keep_malformed)
             elif invalid:
                 dropped = len(invalid)
                 invalid.clear()
             yield (batch if wanted != [] else batch.select([])), line
             line += batch.num_rows + dropped
         if invalid and dialect.mode == "PERMISSIVE":
-            rows = _malformed_rows([text for _, _, text in invalid], width, positions, dialect)
+            rows = _malformed_rows([text for _, _, text in invalid], width, positions, dialect, keep_malformed)
             yield (rows if wanted != [] else rows.select([])), line
     except pa.ArrowInvalid as e:
         if invalid and dialect.mode == "FAILFAST":
@@ -245,7 +269,7 @@ def _text_batches(
 
 def _put_back(
     batch: pa.RecordBatch, invalid: list[tuple[int | None, int, str]], line: int, width: int,
-    positions: list[int], dialect: CsvDialect,
+    positions: list[int], dialect: CsvDialect, keep_malformed: bool = False,
 ) -> pa.RecordBatch:
     """Insert the malformed rows pyarrow skipped (`invalid`, consumed) at their places in `batch`."""
     places, texts = [], []
@@ -259,7 +283,7 @@ def _put_back(
         invalid.pop(0)
     if not texts:
         return batch
-    extra = _malformed_rows(texts, width, positions, dialect)
+    extra = _malformed_rows(texts, width, positions, dialect, keep_malformed)
     order, good = [], 0
     for i, place in enumerate(places):
         order.extend(range(good, place))
@@ -270,8 +294,10 @@ def _put_back(
     return table.combine_chunks().to_batches()[0]
 
 
-def _malformed_rows(texts: list[str], width: int, positions: list[int], dialect: CsvDialect) -> pa.RecordBatch:
-    """Rows with the wrong field count, padded with nulls or truncated to `width` as Spark does."""
+def _malformed_rows(texts: list[str], width: int, positions: list[int], dialect: CsvDialect,
+                    keep_malformed: bool = False) -> pa.RecordBatch:
+    """Rows with the wrong field count, padded with nulls or truncated to `width` as Spark does
+    (with their text as a last column when `keep_malformed`)."""
     columns: list[list[str | None]] = [[] for _ in positions]
     for text in texts:
         fields = next(iter(dialect.python_reader(io.StringIO(text))), [])
@@ -279,13 +305,45 @@ def _malformed_rows(texts: list[str], width: int, positions: list[int], dialect:
         for out, i in zip(columns, positions):
             value = fields[i]
             out.append(None if value in ("", dialect.null_value) else value)
-    return pa.RecordBatch.from_arrays([pa.array(c, pa.string()) for c in columns], names=[f"c{i}" for i in positions])
+    arrays = [pa.array(c, pa.string()) for c in columns]
+    names = [f"c{i}" for i in positions]
+    if keep_malformed:
+        arrays.append(pa.array([t.rstrip("\r\n") for t in texts], pa.string()))
+        names.append("malformed")
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _corrupt_record_field(fields: list[pa.Field], options: ReadOptions, dialect: CsvDialect) -> pa.Field | None:
+    """The schema's `columnNameOfCorruptRecord` column (default `_corrupt_record`) for a PERMISSIVE read."""
+    name = str(options.get("columnNameOfCorruptRecord", "_corrupt_record"))
+    field = next((f for f in fields if f.name == name), None)
+    if field is None or dialect.mode != "PERMISSIVE":
+        return None
+    if not pa.types.is_string(field.type):
+        raise AnalysisException(
+            f"The field for corrupt records, `{name}` (columnNameOfCorruptRecord), must be of type STRING and "
+            f"nullable, but is {from_arrow(field.type).simpleString().upper()}.")
+    return field
+
+
+def _joined(values: pa.RecordBatch, dialect: CsvDialect) -> pa.Array:
+    """Each row's fields joined back into a record's text (for a row whose record had a bad value)."""
+    out = io.StringIO()
+    writer = stdlib_csv.writer(out, delimiter=dialect.sep, quotechar=dialect.quote or '"', lineterminator="\n")
+    texts = []
+    for row in zip(*(c.to_pylist() for c in values.columns)):
+        out.seek(0)
+        out.truncate()
+        writer.writerow(["" if v is None else v for v in row])
+        texts.append(out.getvalue().rstrip("\n"))
+    return pa.array(texts, pa.string())
 
 
 def _typed(
     text: pa.RecordBatch, fields: list[pa.Field], dialect: CsvDialect, path: str, first_line: int
-) -> pa.RecordBatch:
-    """Parse a string batch into `fields`; unparseable values are null, dropped or raised per mode."""
+) -> tuple[pa.RecordBatch, pa.Array | None]:
+    """Parse a string batch into `fields`; unparseable values are null, dropped or raised per mode.
+    Also the mask of rows with a value that did not parse (None when all did, or they were dropped)."""
     arrays, bad_rows = [], None
     for column, f in zip(text.columns, fields):
         parsed, bad = parse_text_array(column, f.type)
@@ -301,8 +359,8 @@ def _typed(
         arrays.append(parsed)
     batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields)) if fields else text.select([])
     if bad_rows is not None and dialect.mode == "DROPMALFORMED":
-        batch = batch.filter(pc.invert(bad_rows))
-    return batch
+        return batch.filter(pc.invert(bad_rows)), None
+    return batch, bad_rows
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The `quiver` command line: one subcommand per job (today `calibrate`, of the CPU or a GPU/NPU).
+"""The `quiver` command line: `sql`, `explain`, `calibrate` (of the CPU or a GPU/NPU) and `version`.
 
 `python -m quiver.engine.cli calibrate --quick` works without the console script installed.
 """
@@ -47,7 +47,74 @@ def _parser() -> argparse.ArgumentParser:
                      help="then time held-out sizes (not used in fitting) and print the median relative error "
                           f"per operator; exit status 1 if the overall median exceeds {MAX_MEDIAN_ERROR * 100:.0f}%%")
     cal.set_defaults(run=_calibrate)
+    for name, helptext, run in (("sql", "run SQL statements and print each result", _sql),
+                                ("explain", "print the plans of a query: logical, physical, stages, placement",
+                                 _explain)):
+        cmd = sub.add_parser(name, help=helptext, description=helptext)
+        cmd.add_argument("text", help="the SQL (several statements separated by ';' for sql)")
+        cmd.add_argument("--master", default="local[*]", help="where to run it (default local[*])")
+        cmd.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a conf setting")
+        if name == "explain":
+            cmd.add_argument("--mode", default="extended", help="simple, extended, formatted or cost")
+        cmd.set_defaults(run=run)
+    ver = sub.add_parser("version", help="print Quiver's version and those of its engines")
+    ver.set_defaults(run=_version)
     return parser
+
+
+def _session(args: argparse.Namespace):
+    import quiver
+    from quiver.engine.submit import SubmitError, _split_setting
+
+    builder = quiver.Session.builder.master(args.master)
+    for setting in args.conf:
+        try:
+            key, value = _split_setting(setting, "--conf")
+        except SubmitError as exc:
+            raise SystemExit(f"quiver {args.command}: {exc}") from None
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def _sql(args: argparse.Namespace) -> int:
+    from quiver.engine.submit import sql_statements
+
+    spark = _session(args)
+    try:
+        for statement in sql_statements(args.text):
+            result = spark.sql(statement)
+            if result.columns:
+                result.show(1000, truncate=False)
+    except Exception as exc:  # noqa: BLE001 — a failed statement is reported in one line
+        print(f"quiver sql: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        return 1
+    finally:
+        spark.stop()
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    spark = _session(args)
+    try:
+        spark.sql(args.text).explain(mode=args.mode)
+    except Exception as exc:  # noqa: BLE001
+        print(f"quiver explain: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+              file=sys.stderr)
+        return 1
+    finally:
+        spark.stop()
+    return 0
+
+
+def _version(args: argparse.Namespace) -> int:
+    from importlib.metadata import PackageNotFoundError, version
+
+    for package in ("quiver", "pyarrow", "numpy", "sqlglot", "ray", "cupy-cuda12x"):
+        try:
+            print(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            print(f"{package} (not installed)")
+    return 0
 
 
 def _calibrate(args: argparse.Namespace) -> int:

@@ -106,6 +106,18 @@ class SparkContextShim:
         self._session.stop()
 
 
+# What `quiver-submit` was given (--master, --conf): the defaults of the session the application
+# builds; what the application sets itself wins, as with spark-submit.
+_submit_master: str | None = None
+_submit_conf: dict[str, Any] = {}
+
+
+def set_submit_defaults(master: str | None, conf: dict[str, Any]) -> None:
+    """Make `master` and `conf` the defaults of sessions created from now on in this process."""
+    global _submit_master, _submit_conf
+    _submit_master, _submit_conf = master, dict(conf)
+
+
 def _open_runtime(master: str, conf: RuntimeConfig):
     """The runtime a master names: threads for local masters, Ray workers for ray masters."""
     threads = parse_local_master(master, os.cpu_count() or 1)
@@ -130,9 +142,10 @@ class Session:
     _active: "Session | None" = None
 
     def __init__(self, options: dict[str, Any] | None = None):
-        options = dict(options or {})
+        options = {**_submit_conf, **dict(options or {})}
         self.conf = RuntimeConfig(options)
-        self.master = str(self.conf.get("quiver.master", os.environ.get("QUIVER_MASTER", "local[*]")))
+        default_master = _submit_master or os.environ.get("QUIVER_MASTER", "local[*]")
+        self.master = str(self.conf.get("quiver.master", default_master))
         self.app_name = str(self.conf.get("quiver.app.name", "quiver"))
         self._runtime = _open_runtime(self.master, self.conf)
         cpu = CpuExecutor()

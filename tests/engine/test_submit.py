@@ -1,0 +1,103 @@
+"""engine/submit.py: `quiver-submit` runs an application with the master and conf of its command line,
+runs SQL files, and fails with a one-line reason and a non-zero status. Each run is a fresh interpreter,
+as from a terminal."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from quiver.engine.submit import sql_statements
+
+REPO = Path(__file__).resolve().parents[2]
+
+APP = textwrap.dedent("""
+    import sys
+    import quiver
+    from quiver import functions as F
+
+    spark = quiver.Session.builder.appName("from-the-app").getOrCreate()
+    print("master", spark.sparkContext.master)
+    print("partitions", spark.conf.get("spark.sql.shuffle.partitions"))
+    print("name", spark.conf.get("spark.app.name"))
+    print("args", sys.argv[1:])
+    rows = spark.range(0, 100).groupBy((F.col("id") % 3).alias("k")).count().orderBy("k").collect()
+    print("rows", [(r.k, r["count"]) for r in rows])
+    if "--fail" in sys.argv:
+        spark.sql("SELECT no_such_column FROM range(3)").collect()
+""")
+
+
+def submit(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "quiver.engine.submit", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_the_application_gets_master_and_conf_from_the_command_line(tmp_path):
+    app = tmp_path / "app.py"
+    app.write_text(APP)
+    out = submit("--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=3", "--name", "ignored",
+                 str(app), "one", "--two")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "master local[2]" in lines and "partitions 3" in lines
+    assert "name from-the-app" in lines  # what the application sets itself wins, as with spark-submit
+    assert "args ['one', '--two']" in lines
+    assert "rows [(0, 34), (1, 33), (2, 33)]" in lines
+
+
+def test_a_sql_file_runs_each_statement_and_prints_results(tmp_path):
+    script = tmp_path / "q.sql"
+    script.write_text("CREATE OR REPLACE TEMP VIEW t AS SELECT id, id % 2 AS odd FROM range(6);\n"
+                      "-- a comment; with a semicolon\n"
+                      "SELECT odd, count(*) AS n, 'a;b' AS s FROM t GROUP BY odd ORDER BY odd;\n")
+    out = submit("--master", "local[1]", str(script))
+    assert out.returncode == 0, out.stderr
+    assert "|odd|n  |s  |" in out.stdout and "|0  |3  |a;b|" in out.stdout and "|1  |3  |a;b|" in out.stdout
+
+
+def test_bad_input_exits_non_zero_with_one_line(tmp_path):
+    missing = submit("--master", "local[1]", str(tmp_path / "nope.py"))
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [
+        f"quiver-submit: error: the application '{tmp_path / 'nope.py'}' does not exist (or is not a file)"]
+    unknown = submit("--no-such-option", "x.py")
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip().splitlines()[-1] == "quiver-submit: error: unrecognized arguments: --no-such-option"
+    bad_conf = submit("--conf", "novalue", "x.py")
+    assert bad_conf.returncode == 2 and "--conf: expected KEY=VALUE, got 'novalue'" in bad_conf.stderr
+
+
+def test_a_failed_job_exits_1_with_its_reason_and_the_traceback_only_when_verbose(tmp_path):
+    app = tmp_path / "app.py"
+    app.write_text(APP)
+    quiet = submit("--master", "local[1]", str(app), "--fail")
+    assert quiet.returncode == 1
+    assert quiet.stderr.strip().splitlines()[-1].startswith("quiver-submit: app.py failed: ")
+    assert "no_such_column" in quiet.stderr and "Traceback" not in quiet.stderr
+    verbose = submit("--verbose", "--master", "local[1]", str(app), "--fail")
+    assert verbose.returncode == 1 and "Traceback" in verbose.stderr
+
+
+def test_sql_statements_are_cut_at_semicolons_outside_strings_and_comments():
+    text = "SELECT 'x;y' AS a;\n/* c; */ SELECT 2 -- d; e\n;\n\n;"
+    assert sql_statements(text) == ["SELECT 'x;y' AS a", "/* c; */ SELECT 2 -- d; e"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "quiver.engine.cli", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_quiver_sql_explain_and_version():
+    out = cli("sql", "SELECT 1 AS a; SELECT 'x;y' AS s", "--master", "local[1]")
+    assert out.returncode == 0, out.stderr
+    assert "|a  |" in out.stdout and "|x;y|" in out.stdout
+    failed = cli("sql", "SELECT nope", "--master", "local[1]")
+    assert failed.returncode == 1
+    assert failed.stderr.strip().splitlines()[-1].startswith("quiver sql: UnresolvedColumnError: column 'nope'")
+    plan = cli("explain", "SELECT id FROM range(3) WHERE id > 1", "--master", "local[1]", "--mode", "cost")
+    assert plan.returncode == 0 and "== Physical Plan (estimated rows and bytes" in plan.stdout
+    version = cli("version")
+    assert version.returncode == 0 and version.stdout.startswith("quiver 0.1.0")

@@ -17,6 +17,7 @@ demo: $(STAMP)
 	$(PY) -m examples.demo
 
 test: $(STAMP)
+	scripts/system-packages
 	$(PY) -m pytest tests
 	QUIVER_TEST_MASTER=ray $(PY) -m pytest tests/compat tests/e2e
 

@@ -13,6 +13,8 @@ ALIASES = {
     "spark.master": "quiver.master",
     "spark.sql.ansi.enabled": "quiver.sql.ansi.enabled",
     "spark.app.name": "quiver.app.name",
+    "spark.sql.repl.eagerEval.maxNumRows": "quiver.sql.repl.eagerEval.maxNumRows",
+    "spark.sql.repl.eagerEval.truncate": "quiver.sql.repl.eagerEval.truncate",
 }
 # Hadoop's S3A keys, as Spark users set them (with or without `spark.hadoop.`), name Quiver's S3 settings.
 _S3A_KEYS = {"endpoint": "endpoint", "access.key": "accessKey", "secret.key": "secretKey",
@@ -36,6 +38,14 @@ DEFAULTS: dict[str, str] = {
     "quiver.profile.gpu": "nvidia-h200",
     "quiver.profile.npu": "ascend-910b",
     "quiver.sql.ansi.enabled": "true",
+    # rows and characters per cell a DataFrame shows as an HTML table in a notebook
+    "quiver.sql.repl.eagerEval.maxNumRows": "20",
+    "quiver.sql.repl.eagerEval.truncate": "20",
+    # live progress per stage of a job running longer than delayMs (terminal or Jupyter only)
+    "quiver.ui.progress": "true",
+    "quiver.ui.progress.delayMs": "500",
+    # where explain(mode="graph") writes its quiver-plan-<N>.png pictures
+    "quiver.ui.graphDir": ".",
 }
 
 PLACEMENT_MODES = ("cost", "cpu", "gpu", "npu")
@@ -64,6 +74,20 @@ def parse_positive_int(key: str, value: Any) -> int:
     if n <= 0:
         raise ConfigurationError(f"{key} must be a positive integer, got {value!r}")
     return n
+
+
+def parse_bool(key: str, value: Any) -> str:
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigurationError(f"{key} must be true or false, got {value!r}")
+    return text
+
+
+def parse_non_negative_int(key: str, value: Any) -> int:
+    text = str(value).strip()
+    if not text.isdigit():
+        raise ConfigurationError(f"{key} must be a whole number of 0 or more, got {value!r}")
+    return int(text)
 
 
 def parse_placement(key: str, value: Any) -> str:
@@ -100,6 +124,10 @@ _VALIDATORS = {
     "quiver.cache.storage.decodedBytes": parse_size,
     "quiver.ray.numCpus": parse_positive_int,
     "quiver.ray.objectStoreMemory": parse_size,
+    "quiver.ui.progress": parse_bool,
+    "quiver.sql.repl.eagerEval.maxNumRows": parse_non_negative_int,
+    "quiver.sql.repl.eagerEval.truncate": parse_non_negative_int,
+    "quiver.ui.progress.delayMs": parse_non_negative_int,
 }
 
 

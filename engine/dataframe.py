@@ -13,7 +13,7 @@ from quiver.engine import plan as L
 from quiver.engine import types as T
 from quiver.engine.column import Column, to_expr
 from quiver.engine.errors import AnalysisException, ConfigurationError
-from quiver.engine.execution import QueryExecution
+from quiver.engine.execution import QueryExecution, explain_mode
 from quiver.engine.expressions import (
     AggregateFunction, Alias, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
     IsNull, Literal, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar, conjoin,
@@ -613,11 +613,21 @@ class DataFrame:
         table = self.limit(n + 1).toArrow() if n >= 0 else self.toArrow()
         return show_string(table, self.schema, n, truncate, vertical)
 
-    def explain(self, extended: bool | str | None = None, mode: str | None = None) -> None:
-        if isinstance(extended, str):
-            mode = extended
+    def explain(self, extended: bool | str | None = None, mode: str | None = None, *,
+                path: str | None = None) -> None:
+        """Print the plans (simple, extended, codegen, cost, formatted), or with mode="graph" write the
+        stage DAG, each operator coloured by its device, as a PNG (to `path`, or a new numbered file in
+        `quiver.ui.graphDir`) and show it inline in a notebook."""
+        chosen = explain_mode(extended, mode)
+        if path is not None and chosen != "graph":
+            raise ConfigurationError(f"explain(path=...) is for mode='graph', not mode={chosen!r}")
         qe = QueryExecution(self._session, self._plan, describe_only=True)
-        print(qe.explain_string(mode or ("extended" if extended is not False else "simple")))
+        if chosen == "graph":
+            from quiver.engine.plan_graph import explain_graph
+
+            explain_graph(qe, path)
+            return
+        print(qe.explain_string(chosen))
 
     def transform(self, func: Any, *args: Any, **kwargs: Any) -> "DataFrame":
         return func(self, *args, **kwargs)
@@ -656,9 +666,14 @@ class DataFrame:
         return self._with(map_in_batches(self._plan, func, schema, "pandas", profile, barrier))
 
     def _repr_html_(self) -> str:
+        """The first rows as an HTML table with each column's type (Jupyter shows this for a DataFrame);
+        `spark.sql.repl.eagerEval.maxNumRows` and `.truncate` set how many rows and characters per cell."""
         from quiver.engine.display import html_table
 
-        return html_table(self.limit(21).toArrow(), self.schema, 20)
+        conf = self._session.conf
+        n = int(conf.get("quiver.sql.repl.eagerEval.maxNumRows"))
+        truncate = int(conf.get("quiver.sql.repl.eagerEval.truncate"))
+        return html_table(self.limit(n + 1).toArrow(), self.schema, n, truncate)
 
 
 def _partition_count(n: Any) -> int | None:

@@ -130,11 +130,15 @@ def _vertical(names: list[str], rows: list[list[str]], more: bool, n: int) -> st
     return "".join(out) + _footer(more, n)
 
 
-def html_table(table: pa.Table, schema: T.StructType, n: int) -> str:
-    """An HTML table of the first `n` rows, with the schema in the header (for notebooks)."""
+def html_table(table: pa.Table, schema: T.StructType, n: int, truncate: int = 20) -> str:
+    """An HTML table of the first `n` rows, with the schema in the header (for notebooks); cells longer
+    than `truncate` characters (0: no limit) are cut as show() cuts them."""
     head = "".join(f"<th>{html.escape(f.name)}<br><small>{html.escape(f.dataType.simpleString())}</small></th>"
                    for f in schema.fields)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
-                   for r in _cells(table, schema, n))
-    note = f"<p>only showing top {n} rows</p>" if table.num_rows > n else ""
-    return f"<table border='1'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}"
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cut(c, truncate))}</td>" for c in r)
+                   + "</tr>" for r in _cells(table, schema, n))
+    shown = min(n, table.num_rows)
+    note = (f"<p>only showing top {n} {'row' if n == 1 else 'rows'}</p>" if table.num_rows > n
+            else f"<p>{shown} {'row' if shown == 1 else 'rows'}</p>")
+    return (f"<table class='quiver-dataframe' border='1'><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+            f"</table>{note}")

@@ -2,11 +2,27 @@
 from __future__ import annotations
 
 import difflib
+import os
+import traceback
 from typing import Iterable
+
+# Quiver's own source folders: frames in them are the engine's, not the user's.
+_ENGINE_DIRS = tuple(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + d + os.sep
+                     for d in ("engine", "planners", "executors", "connectors", "quiver"))
 
 
 class QuiverError(Exception):
     """Base of every error Quiver raises on purpose."""
+
+    def _render_traceback_(self) -> list[str]:
+        """How IPython and Jupyter show this error: the user's own frames and the message, without the
+        engine's internals (which `%xmode Verbose` or `traceback.print_exc()` still show)."""
+        frames = [f for f in traceback.extract_tb(self.__traceback__) if not f.filename.startswith(_ENGINE_DIRS)]
+        lines = traceback.format_list(frames) if frames else []
+        head = ["Traceback (most recent call last, Quiver's internal frames hidden):\n"] if lines else []
+        cause = self.__cause__
+        because = [f"\nCaused by {type(cause).__name__}: {cause}"] if cause is not None else []
+        return [line.rstrip("\n") for line in head + lines] + [f"{type(self).__name__}: {self}"] + because
 
 
 class AnalysisException(QuiverError):

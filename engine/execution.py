@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import pyarrow as pa
 
 from quiver.engine import plan as L
-from quiver.engine.errors import QuiverError
+from quiver.engine.errors import ConfigurationError, QuiverError
 from quiver.engine.expressions import Literal
 from quiver.engine.reuse import REUSED, replace_subtrees, shared_aggregates
 from quiver.engine.subqueries import ScalarSubquery, inline_scalar_subqueries
@@ -22,7 +22,21 @@ from quiver.planners.physical import PhysicalPlan, PlannerConfig, estimated_size
 from quiver.planners.stages import StageGraph, split_stages
 
 if TYPE_CHECKING:
+    import graphviz
     from quiver.engine.session import Session
+
+# PySpark's explain modes, and ours: "graph" draws the stage DAG with each operator's device.
+EXPLAIN_MODES = ("simple", "extended", "codegen", "cost", "formatted", "graph")
+
+
+def explain_mode(extended: bool | str | None, mode: str | None) -> str:
+    """The mode `df.explain(extended, mode)` asks for, as PySpark reads its two arguments; raises for an unknown one."""
+    if extended is not None and mode is not None:
+        raise ConfigurationError("explain() takes extended or mode, not both")
+    chosen = extended if isinstance(extended, str) else mode or ("extended" if extended is not False else "simple")
+    if not isinstance(chosen, str) or chosen.strip().lower() not in EXPLAIN_MODES:
+        raise ConfigurationError(f"unknown explain mode {chosen!r}; valid modes are {', '.join(EXPLAIN_MODES)}")
+    return chosen.strip().lower()
 
 
 class QueryExecution:
@@ -126,6 +140,15 @@ class QueryExecution:
         if len(candidates) == 1:
             return f"every operator on {candidates[0].label} (quiver.devices = {self.session.conf.get('quiver.devices')})"
         return "\n".join(self.session.place(s.id, s.root).describe() for s in self.stages.stages)
+
+    def graph(self) -> graphviz.Digraph:
+        """The stage DAG as a Graphviz picture, each operator coloured by its device (explain(mode="graph"))."""
+        from quiver.engine.plan_graph import plan_graph
+
+        try:
+            return plan_graph(self)
+        finally:
+            self._release()
 
     def explain_string(self, mode: str = "extended") -> str:
         sections = []

@@ -45,6 +45,29 @@ _job_ids = itertools.count(1)
 
 
 @dataclass
+class TaskMetrics:
+    """One attempt of one task, as a job report draws it: where and when it ran, and what it produced."""
+
+    stage_id: int
+    partition: int
+    attempt: int
+    # The worker that ran it (a job report lane): a thread of this process, or a Ray worker's node and pid.
+    worker: str
+    node: str
+    devices: tuple[str, ...]
+    started: float
+    finished: float
+    rows: int = 0
+    bytes: int = 0
+    # The failure of an attempt that did not succeed, in one line.
+    error: str | None = None
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, self.finished - self.started)
+
+
+@dataclass
 class StageMetrics:
     stage_id: int
     tasks: int
@@ -61,6 +84,15 @@ class StageMetrics:
     # Where the tasks ran ("local", or Ray node ids), and what each asked of a worker.
     nodes: tuple[str, ...] = ()
     resources: TaskResources = field(default_factory=TaskResources)
+    # Tasks finished so far, and the rows and bytes their operators produced (live, for progress).
+    tasks_done: int = 0
+    rows: int = 0
+    bytes: int = 0
+    # "map" (writes shuffle blocks for later stages) or "result" (hands batches to the action).
+    kind: str = "map"
+    # The stage's root operator, in one line, and how its output is partitioned.
+    description: str = ""
+    started: float = 0.0
 
 
 @dataclass
@@ -70,11 +102,47 @@ class JobMetrics:
     seconds: float = 0.0
     # The runtime's block store as the job ended (bytes held, spilled), read when first asked for.
     store_stats: Callable[[], dict] | None = field(default=None, repr=False)
+    # Every task attempt, in the order they ended.
+    tasks: list[TaskMetrics] = field(default_factory=list)
+    # When the job started (seconds since the epoch), the runtime it ran on, and how it ended.
+    started: float = 0.0
+    runtime: str = ""
+    error: str | None = None
 
     @property
     def object_store(self) -> dict:
         """The block store's state: for Ray, the object store's used and spilled bytes."""
         return self.store_stats() if self.store_stats else {}
+
+    @property
+    def bytes_shuffled(self) -> int:
+        """Bytes the map stages wrote for later stages to read."""
+        return sum(s.bytes_written for s in self.stages if s.kind == "map")
+
+    def report(self, path: str) -> str:
+        """Write a self-contained HTML timeline of this job (one lane per worker) to `path`; returns the path."""
+        from quiver.engine.job_report import write_job_report
+
+        return write_job_report(self, path)
+
+
+class JobListener:
+    """Told as a job runs (Spark's SparkListener): progress displays and logs subclass it."""
+
+    def on_job_start(self, job: JobMetrics) -> None:
+        """The job is about to run its first stage."""
+
+    def on_stage_start(self, job: JobMetrics, stage: StageMetrics) -> None:
+        """A stage's tasks are about to be submitted."""
+
+    def on_task_end(self, job: JobMetrics, stage: StageMetrics, task: TaskMetrics) -> None:
+        """One task attempt ended (`task.error` says whether it failed)."""
+
+    def on_stage_end(self, job: JobMetrics, stage: StageMetrics) -> None:
+        """Every task of a stage has succeeded."""
+
+    def on_job_end(self, job: JobMetrics) -> None:
+        """The job ended (`job.error` says whether it failed)."""
 
 
 @dataclass
@@ -86,6 +154,8 @@ class _Job:
     metrics: JobMetrics
     producers: dict[BlockId, TaskSpec] = field(default_factory=dict)
     stage_metrics: dict[int, StageMetrics] = field(default_factory=dict)
+    # Per stage, the partitions whose task has succeeded (a rerun or range cut is not counted twice).
+    done: dict[int, set[int]] = field(default_factory=dict)
 
 
 class DAGScheduler:
@@ -100,6 +170,8 @@ class DAGScheduler:
         # operator (by node identity) placed off the default executor.
         self.placer = placer
         self.last_job: JobMetrics | None = None
+        # Told of each job, stage and task as they run: progress displays.
+        self.listeners: list[JobListener] = []
 
     @property
     def store(self):
@@ -113,32 +185,48 @@ class DAGScheduler:
     def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R]) -> list[R]:
         """Run every stage; returns `result_task(partition, batches)` for each result partition, in order."""
         job_id = next(_job_ids)
-        job = _Job(job_id, f"job{job_id}", JobMetrics(job_id, store_stats=getattr(self.runtime, "store_stats", None)))
+        job = _Job(job_id, f"job{job_id}", JobMetrics(job_id, store_stats=getattr(self.runtime, "store_stats", None),
+                                                       started=time.time(), runtime=type(self.runtime).__name__))
         started = time.perf_counter()
         readers_left = {s.id: sum(1 for t in graph.stages if s.id in t.parents) for s in graph.stages}
+        self._tell("on_job_start", job.metrics)
         try:
             for stage in graph.stages[:-1]:
                 self._run_map_stage(stage, job)
                 self._release_parents(stage, readers_left, job)
             result = graph.result
-            metrics = self._stage_metrics(result, job)
+            metrics = self._stage_metrics(result, job, "result")
             t0 = time.perf_counter()
             specs = self._stage_specs(result, job, metrics, ReturnResult(result_task))
             out = self._run_specs(specs, job)
             metrics.seconds = time.perf_counter() - t0
+            self._tell("on_stage_end", job.metrics, metrics)
             return out
+        except BaseException as exc:
+            job.metrics.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            raise
         finally:
             self.store.drop_namespace(job.namespace)
             job.metrics.seconds = time.perf_counter() - started
             self.last_job = job.metrics
+            self._tell("on_job_end", job.metrics)
 
     # ---------------------------------------------------------- stages
 
-    def _stage_metrics(self, stage: Stage, job: _Job) -> StageMetrics:
-        metrics = StageMetrics(stage.id, stage.num_partitions)
+    def _stage_metrics(self, stage: Stage, job: _Job, kind: str = "map") -> StageMetrics:
+        metrics = StageMetrics(stage.id, stage.num_partitions, kind=kind, description=_describe(stage),
+                               started=time.time())
         job.stage_metrics[stage.id] = metrics
         job.metrics.stages.append(metrics)
         return metrics
+
+    def _tell(self, event: str, *args: Any) -> None:
+        """Tell each listener of `event`; a listener's failure is logged, never the job's."""
+        for listener in self.listeners:
+            try:
+                getattr(listener, event)(*args)
+            except Exception:  # noqa: BLE001 — a progress display must not fail the job it shows
+                log.warning("job listener %s failed on %s", type(listener).__name__, event, exc_info=True)
 
     def _stage_specs(self, stage: Stage, job: _Job, metrics: StageMetrics, finish) -> list[TaskSpec]:
         placed = self._placement(stage, job, metrics)
@@ -146,6 +234,7 @@ class DAGScheduler:
         placement = tuple((i, placed[id(n)]) for i, n in enumerate(nodes) if id(n) in placed)
         resources = _resources(placed.values())
         metrics.resources = resources
+        self._tell("on_stage_start", job.metrics, metrics)
         body = StageTask(stage.root, self.executor, finish, placement)
         return [TaskSpec(stage.id, p, job.id, body, stage_inputs(stage.root, p, job.namespace),
                          stage_outputs(stage.id, p, stage.output, job.namespace), resources)
@@ -171,6 +260,7 @@ class DAGScheduler:
         if isinstance(stage.output, RangePartitioning):
             self._cut_range_exchange(stage, job, [(w["rows"], w["sample"]) for w in written])
         metrics.seconds = time.perf_counter() - t0
+        self._tell("on_stage_end", job.metrics, metrics)
         log.debug("stage %s done: %s tasks, %s rows", stage.id, stage.num_partitions, metrics.rows_written)
 
     def _cut_range_exchange(self, stage: Stage, job: _Job, samples: list) -> None:
@@ -203,14 +293,10 @@ class DAGScheduler:
                 job.producers[block] = spec
         pending = list(enumerate(specs))
         while pending:
-            outcomes = self.runtime.run_tasks([s for _, s in pending])
+            batch = [s for _, s in pending]
+            outcomes = self.runtime.run_tasks(batch, lambda k, outcome, batch=batch: self._task_ended(batch[k], outcome, job))
             retry: list[tuple[int, TaskSpec]] = []
             for (i, spec), outcome in zip(pending, outcomes):
-                metrics = job.stage_metrics.get(spec.stage_id)
-                if metrics is not None:
-                    metrics.attempts += 1
-                    if outcome.node not in metrics.nodes:
-                        metrics.nodes = (*metrics.nodes, outcome.node)
                 error = outcome.error
                 if error is None:
                     values[i] = outcome.value
@@ -218,6 +304,26 @@ class DAGScheduler:
                 retry.append((i, self._after_failure(spec, error, failures, recomputes, i, job)))
             pending = retry
         return values
+
+    def _task_ended(self, spec: TaskSpec, outcome: Any, job: _Job) -> None:
+        """Record one task attempt in the job's metrics and tell the listeners, as it ends."""
+        task = TaskMetrics(spec.stage_id, spec.partition, spec.attempt, outcome.worker, outcome.node,
+                           _task_devices(spec), outcome.started, outcome.finished, outcome.rows, outcome.bytes,
+                           None if outcome.error is None else _one_line(outcome.error))
+        job.metrics.tasks.append(task)
+        metrics = job.stage_metrics.get(spec.stage_id)
+        if metrics is None:
+            return
+        metrics.attempts += 1
+        if outcome.node not in metrics.nodes:
+            metrics.nodes = (*metrics.nodes, outcome.node)
+        done = job.done.setdefault(spec.stage_id, set())
+        if outcome.error is None and isinstance(spec.body, StageTask) and spec.partition not in done:
+            done.add(spec.partition)
+            metrics.tasks_done = len(done)
+            metrics.rows += outcome.rows
+            metrics.bytes += outcome.bytes
+        self._tell("on_task_end", job.metrics, metrics, task)
 
     def _after_failure(self, spec: TaskSpec, error: BaseException, failures: list[int], recomputes: list[int],
                        i: int, job: _Job) -> TaskSpec:
@@ -278,6 +384,22 @@ class DAGScheduler:
         return exc
 
 
+def _task_devices(spec: TaskSpec) -> tuple[str, ...]:
+    """The devices a task's operators ran on: each placed executor's, else the CPU."""
+    placed = getattr(spec.body, "placement", ())
+    return tuple(sorted({str(e.device) for _, e in placed})) if placed else ("cpu:0",)
+
+
+def _describe(stage: Stage) -> str:
+    """A stage in one line: its root operator, as explain() prints it."""
+    return stage.root.node_string().splitlines()[0][:120]
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:300]
+
+
 def _resources(executors) -> TaskResources:
     """What a task asks of a worker: a GPU or NPU when any of its operators is placed on one."""
     devices = [e.device for e in executors]
@@ -286,4 +408,4 @@ def _resources(executors) -> TaskResources:
                          emulated=bool(devices) and all(d.emulated for d in devices))
 
 
-__all__ = ["BlockId", "DAGScheduler", "JobMetrics", "StageMetrics"]
+__all__ = ["BlockId", "DAGScheduler", "JobListener", "JobMetrics", "StageMetrics", "TaskMetrics"]

@@ -17,12 +17,13 @@ import pyarrow as pa
 from quiver.engine import plan as L
 from quiver.engine import types as T
 from quiver.engine.conf import RuntimeConfig
-from quiver.engine.errors import AnalysisException, ConfigurationError
+from quiver.engine.errors import AnalysisException, ConfigurationError, QuiverError
 from quiver.engine.execution import CacheManager
 from quiver.engine.expressions import AttributeRef, new_expr_id
 from quiver.engine.local_data import declared_types, to_arrow_table
 from quiver.engine.runtime.local import LocalRuntime, parse_local_master
-from quiver.engine.scheduler import DAGScheduler
+from quiver.engine.progress import ProgressListener
+from quiver.engine.scheduler import DAGScheduler, JobMetrics
 from quiver.engine.devices import DeviceSet
 from quiver.executors.cpu import CpuExecutor
 from quiver.planners.placement import Candidate, StagePlacement, device_paths, place_stage
@@ -152,6 +153,7 @@ class Session:
         self._devices = DeviceSet(cpu)
         self._threads = self._runtime.parallelism
         self._scheduler = DAGScheduler(self._runtime, cpu, self.conf.max_failures(), self._place)
+        self._scheduler.listeners.append(ProgressListener(self.conf))
         self.last_placements: dict[int, StagePlacement] = {}
         self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
         self._views: dict[str, L.LogicalPlan] = {}
@@ -240,6 +242,14 @@ class Session:
         from importlib.metadata import version
 
         return version("quiver")
+
+    def lastJob(self) -> JobMetrics:
+        """The last job this session ran: its stages, task attempts (worker, device, times, rows, bytes) and
+        bytes shuffled; `.report("job.html")` writes its timeline as a self-contained HTML page."""
+        job = self._scheduler.last_job
+        if job is None:
+            raise QuiverError("no job has run in this session yet; run an action such as collect() or count() first")
+        return job
 
     def newSession(self) -> "Session":
         return self

@@ -9,6 +9,7 @@ the shared block store, the Ray runtime in a worker over the blocks Ray hands it
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
@@ -56,6 +57,19 @@ class TaskBody(Protocol):
         ...
 
 
+@dataclass
+class TaskRun:
+    """What one attempt of a task did: its blocks and value, the rows and bytes its operators produced,
+    and when it ran (wall-clock seconds since the epoch, so attempts on different workers line up)."""
+
+    blocks: Blocks
+    value: Any
+    rows: int
+    bytes: int
+    started: float
+    finished: float
+
+
 @dataclass(frozen=True, eq=False)
 class TaskSpec:
     """One task of a stage: its body, the blocks it reads and writes, its attempt and resources."""
@@ -69,14 +83,20 @@ class TaskSpec:
     resources: TaskResources = field(default_factory=TaskResources)
     attempt: int = 0
 
-    def run(self, blocks: Any) -> tuple[Blocks, Any]:
+    def run(self, blocks: Any) -> TaskRun:
         """Run the body with `blocks` (anything with `get(BlockId)`) as the task's block reader."""
+        started = time.time()
         ctx = TaskContext(self.stage_id, self.partition, self.attempt, blocks, self.job_id)
         out, value = self.body(ctx)
         if len(out) != len(self.outputs):
             raise QuiverError(f"task {self.partition} of stage {self.stage_id} wrote {len(out)} blocks, "
                               f"expected {len(self.outputs)}")
-        return out, value
+        if "rows" in ctx.metrics:
+            rows, nbytes = ctx.metrics["rows"], ctx.metrics["bytes"]
+        else:
+            rows = sum(b.num_rows for block in out for b in block)
+            nbytes = sum(b.nbytes for block in out for b in block)
+        return TaskRun(out, value, rows, nbytes, started, time.time())
 
 
 def preorder(root: PhysicalPlan) -> list[PhysicalPlan]:
@@ -114,11 +134,20 @@ class StageTask:
             nodes = preorder(self.root)
             ctx.placement = {id(nodes[i]): executor for i, executor in self.placement}
         ctx.default_executor = self.executor
-        return self.finish(ctx.partition, self.executor.execute(self.root, ctx.partition, ctx))
+        ctx.metrics.update(rows=0, bytes=0)
+        return self.finish(ctx.partition, _counted(self.executor.execute(self.root, ctx.partition, ctx), ctx.metrics))
 
     def without_placement(self) -> "StageTask":
         """The same task with every operator on the CPU (after a `DeviceFallback`)."""
         return StageTask(self.root, self.executor, self.finish)
+
+
+def _counted(batches: Iterator[pa.RecordBatch], metrics: dict) -> Iterator[pa.RecordBatch]:
+    """The batches unchanged, adding their rows and bytes to `metrics` as they pass."""
+    for batch in batches:
+        metrics["rows"] += batch.num_rows
+        metrics["bytes"] += batch.nbytes
+        yield batch
 
 
 @dataclass(frozen=True)
@@ -210,5 +239,5 @@ class InputBlocks:
                               f"({len(self._blocks)} blocks)") from None
 
 
-__all__ = ["BlocksLost", "CutByRange", "InputBlocks", "ReturnResult", "StageTask", "TaskResources", "TaskSpec",
+__all__ = ["BlocksLost", "CutByRange", "InputBlocks", "ReturnResult", "StageTask", "TaskResources", "TaskRun", "TaskSpec",
            "WriteShuffle", "preorder", "stage_inputs", "stage_outputs"]

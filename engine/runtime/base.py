@@ -5,8 +5,9 @@ A runtime runs `TaskSpec`s (engine/tasks.py) and keeps the blocks they write in 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
 
 from quiver.engine.tasks import TaskSpec
 
@@ -19,6 +20,17 @@ class TaskOutcome:
     error: BaseException | None = None
     # Where it ran ("local", or a Ray node id), for metrics and for finding blocks a dead node held.
     node: str = "local"
+    # The worker that ran it (a thread of this process, or a Ray worker's node and pid): a job report lane.
+    worker: str = "driver"
+    # Rows and bytes its operators produced, and when it ran (seconds since the epoch).
+    rows: int = 0
+    bytes: int = 0
+    started: float = field(default_factory=time.time)
+    finished: float = field(default_factory=time.time)
+
+
+# Called with a task's index in the list given to `run_tasks` and its outcome, as each task ends.
+OnOutcome = Callable[[int, TaskOutcome], None]
 
 
 class Runtime(Protocol):
@@ -29,8 +41,10 @@ class Runtime(Protocol):
     # Whether blocks are serialized out of the producing process (Ray), so each must own its buffers.
     blocks_leave_process: bool
 
-    def run_tasks(self, tasks: Sequence[TaskSpec]) -> list[TaskOutcome]:
-        """Run every task once; the outcomes in order. A task's output blocks are in `store` once it succeeds."""
+    def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None) -> list[TaskOutcome]:
+        """Run every task once; the outcomes in order. A task's output blocks are in `store` once it succeeds.
+
+        `on_outcome` is called in the caller's thread as each task ends, for live progress."""
 
     def inventory(self) -> dict[str, float]:
         """Devices and CPUs the runtime's workers have in all: {"CPU": n, "GPU": g, "NPU": k}."""

@@ -6,10 +6,12 @@ producer's batches, held by reference in one `BlockStore`.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Sequence
 
-from quiver.engine.runtime.base import TaskOutcome
+from quiver.engine.runtime.base import OnOutcome, TaskOutcome
 from quiver.engine.store import BlockStore
 from quiver.engine.tasks import TaskSpec
 
@@ -24,19 +26,34 @@ class LocalRuntime:
         self.store = BlockStore()
         self._pool = ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="quiver-task")
 
-    def run_tasks(self, tasks: Sequence[TaskSpec]) -> list[TaskOutcome]:
+    def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None) -> list[TaskOutcome]:
+        outcomes: list[TaskOutcome | None] = [None] * len(tasks)
         if len(tasks) == 1 or self.parallelism == 1:
-            return [self._run(t) for t in tasks]
-        return list(self._pool.map(self._run, tasks))
+            for i, task in enumerate(tasks):
+                outcomes[i] = self._run(task)
+                if on_outcome is not None:
+                    on_outcome(i, outcomes[i])
+            return outcomes
+        futures = {self._pool.submit(self._run, t): i for i, t in enumerate(tasks)}
+        for future in as_completed(futures):
+            i = futures[future]
+            outcomes[i] = future.result()
+            if on_outcome is not None:
+                on_outcome(i, outcomes[i])
+        return outcomes
 
     def _run(self, task: TaskSpec) -> TaskOutcome:
+        worker = threading.current_thread().name
+        worker = "driver" if worker == "MainThread" else worker
+        started = time.time()
         try:
-            blocks, value = task.run(self.reader(task))
+            run = task.run(self.reader(task))
         except Exception as exc:  # noqa: BLE001 — the scheduler decides what a failure means
-            return TaskOutcome(error=exc)
-        for block, batches in zip(task.outputs, blocks):
+            return TaskOutcome(error=exc, worker=worker, started=started)
+        for block, batches in zip(task.outputs, run.blocks):
             self.store.put(block, batches)
-        return TaskOutcome(value)
+        return TaskOutcome(run.value, worker=worker, rows=run.rows, bytes=run.bytes, started=run.started,
+                           finished=run.finished)
 
     def reader(self, task: TaskSpec):
         """Where `task` reads blocks: the whole store (threads share it)."""

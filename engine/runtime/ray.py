@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from quiver.engine.conf import parse_size
 from quiver.engine.errors import ConfigurationError
-from quiver.engine.runtime.base import TaskOutcome
+from quiver.engine.runtime.base import OnOutcome, TaskOutcome
 from quiver.engine.store import BlockId
 from quiver.engine.tasks import BlocksLost, InputBlocks, TaskSpec
 
@@ -92,11 +92,15 @@ def _run_in_worker(spec: TaskSpec, body: Any, input_ids: tuple[BlockId, ...], *i
     """A task inside a Ray worker: its inputs arrive as arguments (mapped from the object store)."""
     import ray
 
-    blocks, value = replace(spec, body=body).run(InputBlocks(dict(zip(input_ids, inputs))))
-    blocks = [[_own_buffers(b) for b in block] for block in blocks]
+    run = replace(spec, body=body).run(InputBlocks(dict(zip(input_ids, inputs))))
+    blocks = [[_own_buffers(b) for b in block] for block in run.blocks]
+    value = run.value
     if isinstance(value, list) and all(isinstance(b, pa.RecordBatch) for b in value):
         value = [_own_buffers(b) for b in value]
-    meta = (value, ray.get_runtime_context().get_node_id(), [sum(b.nbytes for b in block) for block in blocks])
+    node = ray.get_runtime_context().get_node_id()
+    done = {"worker": f"{node[:8]} pid {os.getpid()}", "rows": run.rows, "bytes": run.bytes,
+            "started": run.started, "finished": run.finished}
+    meta = (value, node, [sum(b.nbytes for b in block) for block in blocks], done)
     return (meta, *blocks) if blocks else meta
 
 
@@ -241,15 +245,17 @@ class RayRuntime:
 
     # ---------------------------------------------------------- tasks
 
-    def run_tasks(self, tasks: Sequence[TaskSpec]) -> list[TaskOutcome]:
+    def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None) -> list[TaskOutcome]:
         ray = self._ray
         bodies: dict[int, Any] = {}
-        submitted: list[tuple[TaskSpec, Any, list[Any]] | TaskOutcome] = []
+        outcomes: list[TaskOutcome | None] = [None] * len(tasks)
+        running: dict[Any, tuple[int, TaskSpec, list[Any]]] = {}
         available = self._device_resources()
-        for spec in tasks:
+        submitted_at = time.time()
+        for i, spec in enumerate(tasks):
             missing = tuple(b for b in spec.inputs if not self.store.contains(b))
             if missing:
-                submitted.append(TaskOutcome(error=BlocksLost(missing, "no longer in the object store")))
+                outcomes[i] = TaskOutcome(error=BlocksLost(missing, "no longer in the object store"))
                 continue
             body_ref = bodies.get(id(spec.body))
             if body_ref is None:
@@ -259,26 +265,38 @@ class RayRuntime:
                 **self._options(spec, available),
             ).remote(replace(spec, body=None), body_ref, spec.inputs, *[self.store.ref(b) for b in spec.inputs])
             refs = refs if isinstance(refs, list) else [refs]
-            submitted.append((spec, refs[0], refs[1:]))
-        return [s if isinstance(s, TaskOutcome) else self._outcome(*s) for s in submitted]
+            running[refs[0]] = (i, spec, refs[1:])
+        if on_outcome is not None:
+            for i, outcome in enumerate(outcomes):
+                if outcome is not None:
+                    on_outcome(i, outcome)
+        while running:
+            first, rest = ray.wait(list(running), num_returns=1)
+            done = first + (ray.wait(rest, num_returns=len(rest), timeout=0)[0] if rest else [])
+            for meta_ref in done:
+                i, spec, block_refs = running.pop(meta_ref)
+                outcomes[i] = self._outcome(spec, meta_ref, block_refs, submitted_at)
+                if on_outcome is not None:
+                    on_outcome(i, outcomes[i])
+        return outcomes
 
-    def _outcome(self, spec: TaskSpec, meta_ref: Any, block_refs: list[Any]) -> TaskOutcome:
+    def _outcome(self, spec: TaskSpec, meta_ref: Any, block_refs: list[Any], submitted_at: float) -> TaskOutcome:
         ray = self._ray
         try:
-            value, node, sizes = ray.get(meta_ref)
+            value, node, sizes, done = ray.get(meta_ref)
         except ray.exceptions.RayTaskError as exc:
             cause = exc.cause if getattr(exc, "cause", None) is not None else exc
             if isinstance(cause, ray.exceptions.ObjectLostError):
-                return TaskOutcome(error=self._lost(spec, cause))
-            return TaskOutcome(error=cause)
+                return TaskOutcome(error=self._lost(spec, cause), started=submitted_at)
+            return TaskOutcome(error=cause, started=submitted_at)
         except ray.exceptions.ObjectLostError as exc:
-            return TaskOutcome(error=self._lost(spec, exc))
+            return TaskOutcome(error=self._lost(spec, exc), started=submitted_at)
         except ray.exceptions.RayError as exc:
             # The worker or its node died while the task ran: a failure like any other, retried.
-            return TaskOutcome(error=exc)
+            return TaskOutcome(error=exc, started=submitted_at)
         for block, ref, nbytes in zip(spec.outputs, block_refs, sizes):
             self.store.put_ref(block, ref, node, nbytes)
-        return TaskOutcome(value, node=node)
+        return TaskOutcome(value, node=node, **done)
 
     def _lost(self, spec: TaskSpec, error: Exception) -> BlocksLost:
         """The blocks a task could not fetch: the one Ray named, and every block written on a node now dead."""

@@ -4,6 +4,7 @@ Each client runs in a fresh interpreter, as a user's program would."""
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -36,12 +37,19 @@ def _answers(port: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def head():
-    """`ray start --head --block` on loopback with Ray Client's server; stopped (process group) after."""
+def head(tmp_path_factory):
+    """`ray start --head --block` on loopback with Ray Client's server; stopped (process group) after.
+
+    It runs with token authentication, as Ray's docs set it up, on a token of its own: whether
+    `ray start` turns token auth on by itself depends on a token left in ~/.ray by earlier Ray runs.
+    """
     if RAY is None:
         pytest.skip("the ray command is not installed next to this interpreter")
     port, client_port = _free_port(), _free_port()
-    env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    token = tmp_path_factory.mktemp("ray-auth") / "auth_token"
+    token.write_text(secrets.token_hex(32))
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", **auth)
     proc = subprocess.Popen(
         [RAY, "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1", "--num-cpus=3",
          f"--ray-client-server-port={client_port}", "--include-dashboard=false", "--disable-usage-stats"],
@@ -52,7 +60,7 @@ def head():
             os.killpg(proc.pid, signal.SIGKILL)
             pytest.fail(f"ray start --head did not come up on 127.0.0.1:{port} (exit {proc.poll()})")
         time.sleep(0.5)
-    yield {"address": f"127.0.0.1:{port}", "client": f"ray://127.0.0.1:{client_port}"}
+    yield {"address": f"127.0.0.1:{port}", "client": f"ray://127.0.0.1:{client_port}", "auth": auth}
     os.killpg(proc.pid, signal.SIGTERM)
     try:
         proc.wait(30)
@@ -81,7 +89,7 @@ def _run(master: str, env: dict[str, str]) -> list[str]:
 
 
 def test_ray_master_joins_the_head_this_machine_started(head):
-    lines = _run("ray", {})  # found through Ray's record of the head `ray start` began
+    lines = _run("ray", head["auth"])  # found through Ray's record of the head `ray start` began
     assert "rows [(0, 250), (1, 250), (2, 250), (3, 250)]" in lines
     assert "cpus 3" in lines  # the head's 3 CPUs, not a new Ray with this machine's 2 cores
     assert _answers(int(head["address"].rpartition(":")[2]))  # leaving, the session did not stop the head
@@ -89,6 +97,6 @@ def test_ray_master_joins_the_head_this_machine_started(head):
 
 
 def test_ray_client_address_runs_the_job_through_ray_client(head):
-    lines = _run(head["client"], {"RAY_AUTH_MODE": "token"})  # an explicit address gets the token only so
+    lines = _run(head["client"], head["auth"])  # an explicit address gets the token only with RAY_AUTH_MODE
     assert "rows [(0, 250), (1, 250), (2, 250), (3, 250)]" in lines
     assert "cpus 3" in lines

@@ -27,8 +27,6 @@ _STYLE = """
 body { font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #222; }
 h1 { font-size: 20px; margin: 0 0 4px; }
 .summary { color: #555; margin-bottom: 16px; }
-.legend span { display: inline-block; margin-right: 16px; }
-.legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -1px; }
 svg text { font: 11px system-ui, sans-serif; }
 rect.task:hover { stroke: #000; stroke-width: 1.5; }
 table { border-collapse: collapse; margin: 8px 0 20px; }
@@ -60,6 +58,12 @@ def job_report_html(job: JobMetrics) -> str:
             "</body></html>\n")
 
 
+def job_summary_html(job: JobMetrics) -> str:
+    """The report's summary, timeline and stage table as one block for a notebook cell (no page styles)."""
+    return (f'<div class="quiver-job"><b>Quiver job {job.job_id}</b>: {html.escape(_summary(job))}{_legend(job)}'
+            f"{timeline_svg(job)}{_stage_table(job)}</div>")
+
+
 def _summary(job: JobMetrics) -> str:
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(job.started)) if job.started else "?"
     state = f"failed: {job.error}" if job.error else "succeeded"
@@ -73,10 +77,15 @@ def _summary(job: JobMetrics) -> str:
 
 def _legend(job: JobMetrics) -> str:
     kinds = sorted({task_kind(t.devices) for t in job.tasks} or {"cpu"}, key=list(DEVICE_COLOURS).index)
-    items = [f'<span><i style="background:{DEVICE_COLOURS[k]}"></i>{k.upper()}</span>' for k in kinds]
+    items = [_legend_item(f"background:{DEVICE_COLOURS[k]}", k.upper()) for k in kinds]
     if any(t.error for t in job.tasks):
-        items.append(f'<span><i style="background:#fff;border:2px solid {FAILED_COLOUR}"></i>failed attempt</span>')
-    return f'<div class="legend">{"".join(items)}</div>'
+        items.append(_legend_item(f"background:#fff;border:2px solid {FAILED_COLOUR}", "failed attempt"))
+    return f'<div class="legend" style="margin:6px 0">{"".join(items)}</div>'
+
+
+def _legend_item(swatch: str, label: str) -> str:
+    return (f'<span style="display:inline-block;margin-right:16px"><i style="display:inline-block;width:12px;'
+            f'height:12px;margin-right:4px;vertical-align:-1px;{swatch}"></i>{label}</span>')
 
 
 def _natural(text: str) -> list:
@@ -170,4 +179,4 @@ def _task_table(job: JobMetrics) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-__all__ = ["job_report_html", "timeline_svg", "write_job_report"]
+__all__ = ["job_report_html", "job_summary_html", "timeline_svg", "write_job_report"]

@@ -125,6 +125,17 @@ class JobMetrics:
 
         return write_job_report(self, path)
 
+    def __repr__(self) -> str:
+        state = f"failed: {self.error}" if self.error else f"{self.seconds:.3f} s"
+        return (f"JobMetrics(job {self.job_id} on {self.runtime}: {len(self.stages)} stages, {len(self.tasks)} task "
+                f"attempts, {self.bytes_shuffled:,} bytes shuffled, {state})")
+
+    def _repr_html_(self) -> str:
+        """In a notebook, `spark.lastJob()` shows its summary, timeline and stages."""
+        from quiver.engine.job_report import job_summary_html
+
+        return job_summary_html(self)
+
 
 class JobListener:
     """Told as a job runs (Spark's SparkListener): progress displays and logs subclass it."""

@@ -97,9 +97,9 @@ def _estimate(plan: L.LogicalPlan) -> Estimate:
         k = kids[0]
         columns = {}
         for p in plan.projections:
-            source = p.child if isinstance(p, Alias) else p
-            if isinstance(source, AttributeRef) and source.expr_id in k.columns:
-                columns[p.expr_id] = k.columns[source.expr_id]
+            column = _named_column(p, k)
+            if column is not None:
+                columns[p.expr_id] = column
         if k.rows >= 0:
             return Estimate(k.rows, k.rows * row_width(plan.output), columns)
         return replace(k, columns=columns)

@@ -1,6 +1,7 @@
 """spark.lastJob(): the job's stages and task attempts, and its HTML timeline opened in a real browser."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -77,10 +78,12 @@ def test_failed_attempts_are_kept_and_marked(gpu_session, tmp_path):
     marker = tmp_path / "failed-once"
 
     def flaky(batches):
-        if not marker.exists():
-            marker.write_text("x")
-            raise RuntimeError("first attempt fails")
-        yield from batches
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))  # only the first task to get here fails
+        except FileExistsError:
+            yield from batches
+            return
+        raise RuntimeError("first attempt fails")
 
     spark.range(0, 100, numPartitions=2).mapInArrow(flaky, "id long").collect()
     job = spark.lastJob()

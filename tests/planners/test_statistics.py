@@ -183,6 +183,14 @@ def test_in_memory_foreign_key_join_keeps_the_fact_rows(spark):
     assert estimate(fact.join(dim, F.col("fk") == F.col("pk"))._plan).rows == 5000
 
 
+def test_a_projected_modulo_key_joins_as_a_foreign_key(spark):
+    facts = spark.range(0, 40_000_000).select((F.col("id") % 1000).alias("store"), F.col("id"))
+    stores = spark.range(0, 1000).select(F.col("id").alias("store"))
+    # ndv(id % 1000) is at most 1000 through the projection: 40M * 1000 / 1000, not 40M * 1000 / 40M
+    assert estimate(facts._plan).columns  # the modulo's bound survives the Project
+    assert estimate(facts.join(stores, "store")._plan).rows == 40_000_000
+
+
 def test_source_without_row_count_is_unknown_and_scales_bytes(spark, tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a,b\n" + "".join(f"{i},{i}\n" for i in range(100)))

@@ -67,7 +67,7 @@ class GroupedData:
     def _aggregate(self, aggs: list[Expr]) -> "DataFrame":
         keys = tuple(self._keys)
         if self._pivot is not None:
-            aggs = _pivoted(aggs, *self._pivot)
+            aggs = pivoted_aggregates(aggs, *self._pivot)
         return self._df._with(L.Aggregate(self._df._plan, keys, keys + tuple(aggs)))
 
     def count(self) -> "DataFrame":
@@ -97,7 +97,7 @@ class GroupedData:
         return self._numeric("max", cols)
 
 
-def _pivoted(aggs: list[Expr], column: Expr, values: list) -> list[Expr]:
+def pivoted_aggregates(aggs: list[Expr], column: Expr, values: list) -> list[Expr]:
     """Each aggregate once per pivot value, over the rows holding that value; named as Spark names them."""
     out: list[Expr] = []
     for v in values:
@@ -113,6 +113,28 @@ def _pivoted(aggs: list[Expr], column: Expr, values: list) -> list[Expr]:
                 return replace(e, args=tuple(CaseWhen((cond,), (a,), None) for a in args))
 
             rewritten = transform_expr(inner, only_matching)
+            if _counts(inner):
+                # Spark aggregates per (group, value) and then pivots: a value with no rows in a group is null,
+                # also for count, which would otherwise say 0
+                matched = AggregateFunction("count", (CaseWhen((cond,), (Literal(1, T.IntegerType()),), None),))
+                rewritten = CaseWhen((Comparison(">", matched, Literal(0, T.LongType())),), (rewritten,), None)
             prefix = "null" if v is None else str(v)
             out.append(Alias(rewritten, prefix if len(aggs) == 1 else f"{prefix}_{label}"))
     return out
+
+
+# Aggregates that give a value, not null, over no rows.
+_NON_NULL_ON_EMPTY = {"count", "count_distinct", "approx_count_distinct", "count_if", "collect_list", "collect_set"}
+
+
+def _counts(e: Expr) -> bool:
+    """Whether `e` holds an aggregate that is not null over no rows."""
+    found: list[bool] = []
+
+    def look(node: Expr) -> Expr:
+        if isinstance(node, AggregateFunction) and node.name in _NON_NULL_ON_EMPTY:
+            found.append(True)
+        return node
+
+    transform_expr(e, look)
+    return bool(found)

@@ -154,11 +154,8 @@ def show_inline(graph: graphviz.Digraph) -> bool:
 
 
 def _shows_svg(shell: Any) -> bool:
-    """A Jupyter kernel's shell, or any IPython shell whose display formatter is set to show SVG."""
-    if type(shell).__name__ == "ZMQInteractiveShell":
-        return True
-    formatter = getattr(shell, "display_formatter", None)
-    return "image/svg+xml" in getattr(formatter, "active_types", ())
+    """A Jupyter kernel's shell (it has a kernel; a terminal IPython, which cannot draw SVG, has not)."""
+    return type(shell).__name__ == "ZMQInteractiveShell" or getattr(shell, "kernel", None) is not None
 
 
 def _placed_operators(stage: Stage, placement: StagePlacement) -> Iterator[_Placed]:

@@ -34,6 +34,7 @@ from quiver.engine.plan import (
 from quiver.engine.sql_expressions import (
     ExpressionTranslator, display_name, name_select_item, parse_expression, parse_sql, sort_order,
 )
+from quiver.engine.sql_pivot import pivot_relation
 from quiver.engine.sql_views import STATEMENTS, run_statement
 from quiver.engine.sql_windows import WindowInputs, aggregates_rows
 
@@ -48,7 +49,6 @@ _UNSUPPORTED_CLAUSES = {
     "laterals": ("LATERAL VIEW", "use the DataFrame API: df.select(F.explode(...))"),
     "distribute": ("DISTRIBUTE BY", "use df.repartition(...)"),
     "cluster": ("CLUSTER BY", "use df.repartition(...).sortWithinPartitions(...)"),
-    "pivots": ("PIVOT", "use df.groupBy(...).pivot(...)"),
 }
 
 # Hidden columns carry HAVING and QUALIFY conditions and ORDER BY keys the select list does not show.
@@ -242,7 +242,7 @@ class QueryTranslator:
         alias = node.args.get("alias")
         name = alias.name if alias is not None and alias.name else None
         if isinstance(node, exp.Table):
-            for arg, what in (("sample", "TABLESAMPLE"), ("pivots", "PIVOT"), ("laterals", "LATERAL VIEW")):
+            for arg, what in (("sample", "TABLESAMPLE"), ("laterals", "LATERAL VIEW")):
                 if node.args.get(arg):
                     raise self.exprs.unsupported(node, what)
             if isinstance(node.this, exp.Anonymous):
@@ -257,7 +257,13 @@ class QueryTranslator:
         else:
             raise self.exprs.unsupported(node, "this kind of FROM item")
         plan = self._rename_columns(plan, alias, name or "subquery")
-        return analyze(SubqueryAlias(plan, name)) if name else plan
+        plan = analyze(SubqueryAlias(plan, name)) if name else plan
+        for pivot in node.args.get("pivots") or []:
+            plan = pivot_relation(plan, pivot, self.exprs.translate, self.exprs.unsupported)
+            pivot_alias = pivot.args.get("alias")
+            if pivot_alias is not None and pivot_alias.name:
+                plan = analyze(SubqueryAlias(plan, pivot_alias.name))
+        return plan
 
     def _table(self, node: exp.Table, scopes: Scopes) -> LogicalPlan:
         plan = self._named_plan(node, scopes)

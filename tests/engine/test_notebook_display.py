@@ -69,8 +69,11 @@ def test_errors_render_in_a_real_ipython_shell(session):
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
-    shell.user_ns["spark"] = session
-    result = shell.run_cell("spark.range(3).select('missing_col')")
+    try:
+        shell.user_ns["spark"] = session
+        result = shell.run_cell("spark.range(3).select('missing_col')")
+    finally:
+        InteractiveShell.clear_instance()
     error = result.error_in_exec
     assert isinstance(error, AnalysisException)
     rendered = "\n".join(error._render_traceback_())

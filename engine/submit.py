@@ -1,6 +1,7 @@
 """`quiver-submit`: run a Python application or a SQL file the way `spark-submit` does.
 
-The application builds its session as usual (`Session.builder...getOrCreate()`); the master
+The application builds its session as usual (`SparkSession.builder...getOrCreate()`), importing
+either `quiver` or, unchanged, `pyspark`: its pyspark imports give Quiver's API. The master
 and conf given on the command line become that session's defaults, and what the
 application sets itself wins, as with spark-submit. A `.sql` file runs its statements one
 by one and prints each result. A bad option, a missing file or a failed job exits non-zero
@@ -40,6 +41,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--num-executors", help="recorded as spark.executor.instances")
     p.add_argument("--deploy-mode", default="client", choices=["client"],
                    help="client only: the driver runs here")
+    p.add_argument("--pyspark-api", default="quiver", choices=["quiver", "pyspark"],
+                   help="what the application's `import pyspark` gives: Quiver's PySpark API (default), so an "
+                        "unchanged PySpark program runs on Quiver, or the real PySpark package")
     p.add_argument("--verbose", action="store_true", help="print the settings, and a failure's whole traceback")
     p.add_argument("app", help="the application: a .py file, or a .sql file of statements")
     p.add_argument("app_args", nargs=argparse.REMAINDER, help="arguments passed on to the application")
@@ -72,6 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if app.suffix.lower() == ".sql":
             _run_sql(app)
         else:
+            if args.pyspark_api == "quiver":
+                from quiver.engine.pyspark_modules import use_as_pyspark
+
+                use_as_pyspark()
             _run_python(app, args.app_args)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

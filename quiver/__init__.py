@@ -18,11 +18,12 @@ from quiver.engine.session import Session  # noqa: E402
 from quiver.engine.window import Window, WindowSpec  # noqa: E402
 from quiver.engine.udf import udf  # noqa: E402
 from quiver import resource  # noqa: E402
+from quiver.engine.pyspark_modules import use_as_pyspark  # noqa: E402
 
 SparkSession = Session
 
 __all__ = [
     "Session", "SparkSession", "DataFrame", "Column", "GroupedData", "Row", "Window", "WindowSpec",
     "StorageLevel", "functions", "types", "AnalysisException", "ParseException", "QuiverError",
-    "udf", "resource",
+    "udf", "resource", "use_as_pyspark",
 ]

@@ -3,6 +3,7 @@ runs SQL files, and fails with a one-line reason and a non-zero status. Each run
 as from a terminal."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -101,3 +102,65 @@ def test_quiver_sql_explain_and_version():
     assert plan.returncode == 0 and "== Physical Plan (estimated rows and bytes" in plan.stdout
     version = cli("version")
     assert version.returncode == 0 and version.stdout.startswith("quiver 0.1.0")
+
+
+PYSPARK_APP = textwrap.dedent("""
+    import sys
+    import tempfile
+
+    from pyspark import SparkConf
+    from pyspark.sql import Row, SparkSession, Window
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, StructType
+    from pyspark.sql.utils import AnalysisException
+
+    conf = SparkConf().setAppName("unchanged-pyspark").set("spark.sql.shuffle.partitions", "3")
+    spark = SparkSession.builder.config(conf=conf).getOrCreate()
+    print("engine", type(spark).__module__.split(".")[0], file=sys.stderr)
+    schema = StructType([StructField("city", StringType()), StructField("year", IntegerType()),
+                         StructField("amount", DoubleType())])
+    sales = spark.createDataFrame([("Oslo", 2024, 120.0), ("Lima", 2024, 80.5), ("Oslo", 2025, 99.0),
+                                   ("Pune", 2025, None), ("Lima", 2025, 42.25)], schema)
+    folder = tempfile.mkdtemp()
+    sales.write.mode("overwrite").option("header", True).csv(folder + "/sales")
+    back = spark.read.option("header", True).schema(schema).csv(folder + "/sales")
+    graded = back.withColumn("band", F.when(F.col("amount") >= 100, "high").when(F.col("amount").isNull(), "none")
+                             .otherwise("low"))
+    w = Window.partitionBy("city").orderBy(F.col("year"))
+    graded = graded.withColumn("running", F.sum(F.coalesce("amount", F.lit(0.0))).over(w))
+    cities = spark.createDataFrame([Row(city="Oslo", country="NO"), Row(city="Lima", country="PE")])
+    joined = graded.join(cities, "city", "left").orderBy("city", "year")
+    for row in joined.collect():
+        print(row.city, row.year, row.amount, row.band, row.running, row.country)
+    totals = joined.groupBy("country").agg(F.round(F.sum("amount"), 2).alias("total"), F.count("*").alias("n"))
+    totals.orderBy(F.col("country").asc_nulls_first()).show()
+    spark.sql("SELECT 1 AS one").show()
+    try:
+        sales.select("no_such_column")
+    except AnalysisException:
+        print("AnalysisException caught")
+    spark.stop()
+""")
+
+
+def test_an_unchanged_pyspark_application_runs_on_quiver_with_pysparks_output(tmp_path):
+    app = tmp_path / "pyspark_app.py"
+    app.write_text(PYSPARK_APP)
+    ours = submit("--master", "local[2]", str(app))
+    assert ours.returncode == 0, ours.stderr
+    assert "engine quiver" in ours.stderr
+    theirs = subprocess.run([sys.executable, str(app)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYSPARK_SUBMIT_ARGS": "--master local[2] pyspark-shell"})
+    assert theirs.returncode == 0, theirs.stderr[-2000:]
+    assert "engine pyspark" in theirs.stderr
+    assert ours.stdout.splitlines() == theirs.stdout.splitlines()
+
+
+def test_a_part_of_pyspark_quiver_lacks_fails_naming_it(tmp_path):
+    app = tmp_path / "ml_app.py"
+    app.write_text("from pyspark.sql import SparkSession\nfrom pyspark.ml.feature import VectorAssembler\n")
+    out = submit(str(app))
+    assert out.returncode == 1
+    assert "pyspark.ml is not part of Quiver's PySpark API" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    real = submit("--pyspark-api", "pyspark", str(app))
+    assert real.returncode == 0, real.stderr

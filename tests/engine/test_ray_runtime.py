@@ -252,6 +252,30 @@ def test_device_tasks_ask_ray_for_a_gpu_or_an_npu(rspark, cluster):
             rspark.conf.unset("quiver.placement")
 
 
+def test_the_job_report_has_a_lane_per_ray_worker_and_device_tasks_on_the_device_node(rspark, cluster):
+    import re
+
+    from quiver.engine.job_report import job_report_html
+
+    rspark.conf.set("quiver.devices", "cpu,gpu:emulated")
+    rspark.conf.set("quiver.placement", "gpu")
+    try:
+        rspark.range(0, 5000, numPartitions=3).groupBy((F.col("id") % 4).alias("k")).count().collect()
+    finally:
+        rspark.conf.unset("quiver.devices")
+        rspark.conf.unset("quiver.placement")
+    job = rspark.lastJob()
+    assert job.runtime == "RayRuntime" and job.tasks
+    for task in job.tasks:
+        assert re.fullmatch(r"[0-9a-f]{8} pid \d+", task.worker) and task.worker.startswith(task.node[:8])
+        if "gpu:0 (emulated)" in task.devices:
+            assert task.node == cluster.device_node.node_id
+    assert any("gpu:0 (emulated)" in t.devices for t in job.tasks)
+    page = job_report_html(job)
+    assert page.count('<rect class="task"') == len(job.tasks)
+    assert set(re.findall(r'<text class="lane"[^>]*>([^<]+)</text>', page)) == {t.worker for t in job.tasks}
+
+
 def test_a_real_device_the_cluster_lacks_is_a_configuration_error():
     spec = TaskSpec(3, 0, 1, None, resources=TaskResources(gpus=1.0))
     with pytest.raises(ConfigurationError, match="stage 3 is placed on a GPU but the Ray cluster has no GPU"):

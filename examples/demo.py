@@ -12,7 +12,9 @@ import pyarrow.parquet as pq
 import quiver
 from quiver import functions as F
 
-DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo-data")
+# Where the demo writes its data and job report: demo-data/ in the repository, or $QUIVER_DEMO_DATA.
+DATA = os.environ.get("QUIVER_DEMO_DATA") or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                                         "demo-data")
 
 
 def make_data(path: str, rows: int = 200_000, seed: int = 7) -> None:
@@ -57,6 +59,8 @@ def main() -> int:
     spark.conf.set("quiver.placement", "gpu")
     result.show()
     print(result._execution().placement_string())
+    # The job that just ran: a timeline of its tasks, one lane per worker, coloured by device.
+    print("job report:", spark.lastJob().report(os.path.join(DATA, "job.html")))
     spark.stop()
     return 0
 

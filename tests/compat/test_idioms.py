@@ -143,7 +143,6 @@ def test_is_empty_and_columns_of_join():
     assert_same_value(fn)
 
 
-@pytest.mark.xfail(strict=True, reason='known gap: F.struct and explode (a Generate operator) are not implemented yet')
 def test_structs_arrays_explode():
     def program(spark, F, T, Window):
         df = spark.createDataFrame([(1, "a,b,c"), (2, ""), (3, None), (4, "d")], "id int, tags string")
@@ -154,7 +153,6 @@ def test_structs_arrays_explode():
     assert_same(program)
 
 
-@pytest.mark.xfail(strict=True, reason='known gap: explode_outer (a Generate operator) is not implemented yet')
 def test_explode_outer_and_array_literal():
     def program(spark, F, T, Window):
         df = spark.createDataFrame([(1, [1, 2]), (2, []), (3, None)], "id int, xs array<int>")

@@ -271,11 +271,15 @@ class FileSource:
 
     @staticmethod
     def _usable(predicate: pc.Expression | None, schema: pa.Schema) -> pc.Expression | None:
-        """The predicate if it binds to `schema`; a hint that does not bind is dropped, not an error."""
+        """The predicate if it binds to `schema`; a hint that does not bind is dropped, not an error.
+
+        A scanner binds its filter when made, without the plan `Table.filter` runs (a millisecond
+        per task); predicates come from boolean filter conditions, so the type needs no check.
+        """
         if predicate is None:
             return None
         try:
-            schema.empty_table().filter(predicate)
+            ds.dataset(schema.empty_table()).scanner(filter=predicate)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError):
             return None
         return predicate
@@ -316,6 +320,8 @@ def _encoded_or_cast(array: pa.Array, target: pa.DataType) -> pa.Array:
     """`array` as `target`; a dictionary-encoded string column stays encoded, only its dictionary cast,
     so the executor can filter it per distinct value and decode just the rows that survive."""
     if pa.types.is_dictionary(array.type) and (pa.types.is_string(target) or pa.types.is_large_string(target)):
-        values = array.dictionary if array.dictionary.type.equals(target) else cast_column(array.dictionary, target)
-        return pa.DictionaryArray.from_arrays(array.indices, values)
+        if array.dictionary.type.equals(target):
+            return array
+        # The indices stay as they were, valid for a dictionary of the same length: no need to check them again.
+        return pa.DictionaryArray.from_arrays(array.indices, cast_column(array.dictionary, target), safe=False)
     return cast_column(array, target)

@@ -146,7 +146,12 @@ def subquery_expressions(e: Expr) -> Iterator[SubqueryExpression]:
 
 
 def has_subquery(e: Expr) -> bool:
-    return any(True for _ in subquery_expressions(e))
+    """Whether `e` holds a subquery expression; kept on the (immutable) expression, since the
+    optimizer asks it of every expression in every pass."""
+    known = e.__dict__.get("_has_subquery")
+    if known is None:
+        known = e.__dict__["_has_subquery"] = any(True for _ in subquery_expressions(e))
+    return known
 
 
 def outer_references(plan: LogicalPlan) -> list[AttributeRef]:

@@ -3,7 +3,8 @@
 A partial aggregate turns rows into *states* per group (e.g. avg -> sum and count); the
 final aggregate merges states from every partition and finishes them. Functions whose
 states cannot be merged (count distinct, stddev) run in complete mode after the exchange.
-Input streams through one Acero aggregate node, so a partition is never one table in memory.
+A partial aggregate groups its input a chunk of batches at a time, so a partition is never one
+table in memory; a final aggregate groups its partition's states, which the shuffle already holds.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from quiver.executors.aggregate_inputs import (
     run_states,
     summable_as_int64,
 )
+from quiver.executors.batch_chunks import table_chunks
 from quiver.executors.decimal_kernels import decimal_average
 from quiver.executors.dictionary_eval import is_dictionary_encoded
 from quiver.executors.evaluate import evaluate_array
@@ -55,8 +57,8 @@ def aggregate_partition(
 ) -> Iterator[pa.RecordBatch]:
     """Run one partition's aggregation; yields the result as record batches.
 
-    The input streams through one Acero aggregate node, which keeps only the per-group
-    state, so a partition is never held in memory as a whole.
+    A partial aggregate's input streams through in chunks, each grouped to states, so a
+    partition is never held in memory as a whole.
     """
     key_attrs = [a for _, a in keys]
     nkeys = len(keys)
@@ -177,7 +179,7 @@ def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple
     rows = (b for b in batches if b.num_rows)
     pending = next(rows, None)
     if pending is None:
-        yield _group(_prepared_reader(iter(()), keys, calls), len(keys), steps)
+        yield _group(_prepared_schema(keys, calls).empty_table(), len(keys), steps)
         return
     while pending is not None:
         segment = _Segment(keys, calls, pending)
@@ -198,10 +200,12 @@ def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple
                 yield prepared
 
         if runs is not None:
-            grouped = pa.Table.from_batches(list(stream()), schema=runs.schema)
-        else:
-            grouped = _group(pa.RecordBatchReader.from_batches(segment.schema, stream()), len(keys), steps)
-        yield segment.restore(grouped)
+            yield segment.restore(pa.Table.from_batches(list(stream()), schema=runs.schema))
+            continue
+        # States per chunk of the segment: a group may get a state row in several, which the final
+        # aggregate merges as it merges those of other partitions.
+        for chunk in table_chunks(stream(), segment.schema):
+            yield segment.restore(_group(chunk, len(keys), steps))
 
 
 class _Segment:
@@ -303,8 +307,11 @@ def _key_column(expr, batch: pa.RecordBatch) -> pa.Array | None:
     return batch.column(index) if index >= 0 else None
 
 
-def _final_input(batches: Iterable[pa.RecordBatch], keys: tuple) -> pa.RecordBatchReader | None:
-    """Partial states from every map task, key columns renamed back to k*; None when there are none."""
+def _final_input(batches: Iterable[pa.RecordBatch], keys: tuple) -> pa.Table | None:
+    """Partial states from every map task, key columns renamed back to k*; None when there are none.
+
+    They are one table (the blocks referenced, not copied), which Acero groups on this thread
+    (see batch_chunks)."""
     names = {a.internal_name: f"k{i}" for i, (_, a) in enumerate(keys)}
     it = iter(b for b in batches if b.num_rows)
     first = next(it, None)
@@ -315,7 +322,7 @@ def _final_input(batches: Iterable[pa.RecordBatch], keys: tuple) -> pa.RecordBat
         return b.rename_columns([names.get(n, n) for n in b.schema.names])
 
     head = renamed(first)
-    return pa.RecordBatchReader.from_batches(head.schema, itertools.chain([head], (renamed(b) for b in it)))
+    return pa.Table.from_batches(itertools.chain([head], (renamed(b) for b in it)), schema=head.schema)
 
 
 def _group(source: pa.Table | pa.RecordBatchReader, nkeys: int, steps: list[_Step]) -> pa.Table:
@@ -386,7 +393,7 @@ def _merge_steps(calls: tuple) -> list[_Step]:
     return steps
 
 
-def _merge_states(states: pa.Table | pa.RecordBatchReader | None, nkeys: int, calls: tuple) -> pa.Table | None:
+def _merge_states(states: pa.Table | None, nkeys: int, calls: tuple) -> pa.Table | None:
     """Merge state rows of the same group (from several partitions)."""
     if states is None:
         return None
@@ -396,7 +403,6 @@ def _merge_states(states: pa.Table | pa.RecordBatchReader | None, nkeys: int, ca
     lists = [i for i, c in enumerate(calls) if c.function.name == "collect_list"]
     if lists:
         # Acero cannot collect list values: collect each group's state row numbers, then gather their lists
-        states = states.read_all() if isinstance(states, pa.RecordBatchReader) else states
         states = states.append_column("__row", pa.array(np.arange(states.num_rows, dtype=np.int64)))
         steps.append(_Step("__row", "list", None, "__rows"))
     merged = _group(states, nkeys, steps)
@@ -568,14 +574,9 @@ def _empty_global_row(calls: tuple) -> pa.Table:
     return pa.table(cols)
 
 
-def _with_constant_key(states: pa.RecordBatchReader) -> pa.RecordBatchReader:
+def _with_constant_key(states: pa.Table) -> pa.Table:
     """Global states get the constant group key k0 back (the partial output dropped it)."""
-    schema = states.schema.append(pa.field("k0", pa.int8()))
-
-    def add(b: pa.RecordBatch) -> pa.RecordBatch:
-        return pa.RecordBatch.from_arrays(b.columns + [_constant_key(b.num_rows)], schema=schema)
-
-    return pa.RecordBatchReader.from_batches(schema, (add(b) for b in states))
+    return states.append_column(pa.field("k0", pa.int8()), _constant_key(states.num_rows))
 
 
 def _with_key_names(table: pa.Table, key_attrs: list[AttributeRef], calls: tuple, partial: bool) -> pa.Table:

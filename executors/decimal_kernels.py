@@ -167,6 +167,8 @@ def int64_decimal_arithmetic(
 
 def rescaled(value: FixedPoint, scale: int) -> FixedPoint | None:
     """`value` at a scale at least its own: multiplied by a power of ten when that fits."""
+    if scale == value.scale:
+        return value
     factor = 10 ** (scale - value.scale)
     if value.bound * factor > _INT64_LIMIT:
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from quiver.engine.expressions import AttributeRef, Expr, new_expr_id, transform_expr_down
+from quiver.executors.conjuncts import filter_by_conjuncts
 from quiver.executors.evaluate import evaluate, evaluate_array
 
 
@@ -28,10 +29,7 @@ def decode_dictionaries(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 def filter_encoded_batch(batch: pa.RecordBatch, condition: Expr) -> pa.RecordBatch:
     """Rows of `batch` where `condition` is true (null counts as false), encoded columns kept encoded."""
-    mask = _evaluate_per_value(condition, batch)
-    if isinstance(mask, pa.Scalar):
-        return batch if mask.as_py() else batch.slice(0, 0)
-    return batch.filter(mask, null_selection_behavior="drop")
+    return filter_by_conjuncts(batch, condition, lambda part, rows, memo: _evaluate_per_value(part, rows))
 
 
 def _evaluate_per_value(expr: Expr, batch: pa.RecordBatch):

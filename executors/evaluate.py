@@ -33,6 +33,7 @@ from quiver.engine.expressions import (
     PythonUDF,
     ScalarFunction,
 )
+from quiver.executors.conjuncts import filter_by_conjuncts
 from quiver.executors.decimal_kernels import int64_decimal_arithmetic
 from quiver.executors.fixed_point import fixed_point_comparison, fixed_point_decimal
 
@@ -129,11 +130,8 @@ def literal_scalar(lit: Literal) -> pa.Scalar:
 
 
 def filter_batch(batch: pa.RecordBatch, condition: Expr) -> pa.RecordBatch:
-    """Rows where `condition` is true (null counts as false, as in SQL)."""
-    mask = evaluate(condition, batch, {})
-    if isinstance(mask, pa.Scalar):
-        return batch if mask.as_py() else batch.slice(0, 0)
-    return batch.filter(mask, null_selection_behavior="drop")
+    """Rows where `condition` is true (null counts as false, as in SQL), conjunct by conjunct."""
+    return filter_by_conjuncts(batch, condition, evaluate)
 
 
 def _compare(op: str, left: Value, right: Value) -> Value:

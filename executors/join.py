@@ -7,6 +7,7 @@ are canonicalised first, so NaN matches NaN and -0.0 matches 0.0 as in Spark.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
@@ -16,6 +17,7 @@ import pyarrow.compute as pc
 
 from quiver.engine import types as T
 from quiver.engine.expressions import AttributeRef, Expr
+from quiver.executors.batch_chunks import CHUNK_ROWS, table_chunks
 from quiver.executors.evaluate import evaluate, evaluate_array
 from quiver.executors.hashing import canonical_floats
 
@@ -90,6 +92,12 @@ def _acero_join(left: pa.Table, right: pa.Table, how: str, lk: tuple[Expr, ...],
 
 _MIRRORED = {"inner": "inner", "left": "right outer", "right": "left outer", "full": "full outer",
              "left_semi": "right semi", "left_anti": "right anti"}
+# Acero's join types (the probe side on its left) whose output for a probe row depends on that row alone.
+_PROBE_LOCAL = frozenset({"inner", "left outer", "left semi", "left anti"})
+# Probe chunks hold at least this many times the build side's rows (building costs a few times
+# what probing does per row), and at most MAX_CHUNK_ROWS; past that the probe side streams.
+BUILD_REUSE = 16
+MAX_CHUNK_ROWS = 4 * CHUNK_ROWS
 
 
 def stream_hash_join(
@@ -102,6 +110,8 @@ def stream_hash_join(
     `how` is from the left side's point of view; when the probe side is the right input the
     join type is mirrored, since Acero builds on its second input. `residual`, over internal
     column names, is the rest of the ON condition, which a matching pair must also satisfy.
+    Where each probe row's output depends on that row alone, the probe side goes through in
+    chunks of batches, joined on this thread (see batch_chunks).
     """
     if probe_is_left:
         join_type = _ACERO_JOIN_TYPES[how]
@@ -130,15 +140,58 @@ def stream_hash_join(
             arrays += [canonical_floats(evaluate_array(e, b)) for _, e in computed]
             yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
-    source = acero.Declaration("record_batch_reader_source", acero.RecordBatchReaderSourceNodeOptions(
-        pa.RecordBatchReader.from_batches(schema, batches())))
-    table_source = acero.Declaration("table_source", acero.TableSourceNodeOptions(build))
     names = [a.internal_name for a in output]
     keep_probe = [n for n in schema.names if n in names]
-    keep_build = [n for n in build.column_names if n in names] if join_type not in ("left semi", "left anti") else []
-    options = acero.HashJoinNodeOptions(join_type, probe_names, build_names, keep_probe, keep_build,
+    keep_build = [n for n in build.column_names if n in names]
+    probe_side = _JoinSide(probe_names, keep_probe)
+    build_side = _JoinSide(build_names, keep_build)
+    chunk_rows = max(CHUNK_ROWS, build.num_rows * BUILD_REUSE)
+    if join_type in _PROBE_LOCAL and chunk_rows <= MAX_CHUNK_ROWS:
+        # Each chunk of probe rows joins on this thread; the hash table is built again per chunk,
+        # which chunks of many times the build side's rows keep to a small share of the work.
+        # A chunk smaller than the build side is itself the cheaper side to build on.
+        for chunk in table_chunks(batches(), schema, chunk_rows):
+            if chunk.num_rows < build.num_rows:
+                plan = _hash_join(_SWAPPED[join_type], build, build_side, chunk, probe_side, residual)
+            else:
+                plan = _hash_join(join_type, chunk, probe_side, build, build_side, residual)
+            yield from _named(plan, names)
+        return
+    # Unmatched build rows (or matched ones, for a semi join) are known only once every probe
+    # row is in: one plan streams the whole probe side.
+    reader = pa.RecordBatchReader.from_batches(schema, batches())
+    yield from _named(_hash_join(join_type, reader, probe_side, build, build_side, residual), names)
+
+
+@dataclass(frozen=True)
+class _JoinSide:
+    """One input of an Acero hash join: its key columns and the columns it contributes to the output."""
+
+    keys: list[str]
+    output: list[str]
+
+
+# A probe-local join with its inputs swapped: the build side becomes Acero's left input.
+_SWAPPED = {"inner": "inner", "left outer": "right outer", "left semi": "right semi", "left anti": "right anti"}
+
+
+def _hash_join(join_type: str, left: pa.Table | pa.RecordBatchReader, left_side: _JoinSide, right: pa.Table,
+               right_side: _JoinSide, residual: pc.Expression | None) -> acero.Declaration:
+    """Acero's hash join of `left` with `right`, building its hash table on `right`."""
+    if isinstance(left, pa.RecordBatchReader):
+        source = acero.Declaration("record_batch_reader_source", acero.RecordBatchReaderSourceNodeOptions(left))
+    else:
+        source = acero.Declaration("table_source", acero.TableSourceNodeOptions(left))
+    left_output = [] if join_type in ("right semi", "right anti") else left_side.output
+    right_output = [] if join_type in ("left semi", "left anti") else right_side.output
+    options = acero.HashJoinNodeOptions(join_type, left_side.keys, right_side.keys, left_output, right_output,
                                         filter_expression=residual)
-    plan = acero.Declaration("hashjoin", options, inputs=[source, table_source])
+    build = acero.Declaration("table_source", acero.TableSourceNodeOptions(right))
+    return acero.Declaration("hashjoin", options, inputs=[source, build])
+
+
+def _named(plan: acero.Declaration, names: list[str]) -> Iterator[pa.RecordBatch]:
+    """The plan's non-empty output batches with exactly the columns `names`, in that order."""
     for batch in plan.to_reader(use_threads=False):
         if batch.num_rows:
             yield pa.RecordBatch.from_arrays([batch.column(n) for n in names], names=names)

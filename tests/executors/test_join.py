@@ -1,4 +1,5 @@
-"""executors/join.py: `join_tables` for every join type, with null keys and a residual condition, vs DuckDB."""
+"""executors/join.py: `join_tables` and `stream_hash_join` for every join type, with null keys and a residual
+condition, vs DuckDB."""
 from __future__ import annotations
 
 import math
@@ -6,11 +7,12 @@ import math
 import duckdb
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from quiver.engine import types as T
 from quiver.engine.expressions import AttributeRef, Comparison, conjoin, new_expr_id
-from quiver.executors.join import join_tables
+from quiver.executors import join as join_module
+from quiver.executors.join import join_tables, stream_hash_join
 
 LK = AttributeRef("k", T.LongType(), True, new_expr_id())
 LK2 = AttributeRef("k2", T.LongType(), True, new_expr_id())
@@ -82,6 +84,38 @@ def test_join_tables_matches_duckdb_for_every_join_type(residual, two_keys, left
     for how in JOIN_TYPES:
         got = _quiver_rows(left, right, how, two_keys, residual)
         assert got == _duckdb_rows(left, right, how, two_keys, residual), how
+
+
+def _streamed_rows(left_rows, right_rows, how, two_keys, residual, probe_is_left, batch_rows):
+    """`stream_hash_join` of the two sides, the probe side in batches of `batch_rows` rows."""
+    import pyarrow.compute as pc
+
+    left, right = _table(left_rows, (LK, LK2, LV)), _table(right_rows, (RK, RK2, RV))
+    lkeys, rkeys = ((LK, LK2), (RK, RK2)) if two_keys else ((LK,), (RK,))
+    condition = pc.field(LV.internal_name) < pc.field(RV.internal_name) if residual else None
+    probe, build = (left, right) if probe_is_left else (right, left)
+    pattrs, bkeys, pkeys = ((LK, LK2, LV), rkeys, lkeys) if probe_is_left else ((RK, RK2, RV), lkeys, rkeys)
+    batches = probe.to_batches(max_chunksize=batch_rows)
+    out = list(stream_hash_join(iter(batches), pattrs, pkeys, build, bkeys, how, _output(how), probe_is_left,
+                                residual=condition))
+    return sorted((tuple(r.values()) for b in out for r in b.to_pylist()), key=_sort_key)
+
+
+@pytest.mark.parametrize("chunk_rows", [2, 1 << 20], ids=["small-chunks", "one-chunk"])
+@pytest.mark.parametrize("residual", [False, True], ids=["keys-only", "with-residual"])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(left=sides, right=sides, two_keys=st.booleans())
+def test_stream_hash_join_matches_duckdb_on_either_side(monkeypatch, chunk_rows, residual, left, right, two_keys):
+    """Chunks smaller than the build side are built on themselves (the join swapped); join types whose
+    unmatched build rows matter stream the whole probe side through one plan."""
+    monkeypatch.setattr(join_module, "CHUNK_ROWS", chunk_rows)
+    monkeypatch.setattr(join_module, "BUILD_REUSE", 0 if chunk_rows < 8 else 16)
+    monkeypatch.setattr(join_module, "MAX_CHUNK_ROWS", 1 << 24)
+    for how in ("inner", "left", "right", "full", "left_semi", "left_anti"):
+        want = _duckdb_rows(left, right, how, two_keys, residual)
+        assert _streamed_rows(left, right, how, two_keys, residual, True, 3) == want, (how, "probe left")
+        if how not in ("left_semi", "left_anti"):
+            assert _streamed_rows(left, right, how, two_keys, residual, False, 3) == want, (how, "probe right")
 
 
 def test_null_keys_never_match_but_survive_outer_joins():

@@ -1,0 +1,36 @@
+"""Record batches gathered into tables for Acero, so its plans run on the task's own thread.
+
+Acero reads a `RecordBatchReader` source on Arrow's I/O thread pool: every batch of a Python
+generator is then produced on another thread, which must take the GIL back from whatever
+else runs Python (the other tasks of `local[N]`, their own Acero sources). Each such hand-off
+waits up to the interpreter's switch interval, per batch and per nested operator. A plan over
+`table_source` inputs runs where it is called, so operators whose output per input row does
+not depend on the rest of the input (partial aggregates, joins that keep only probe rows)
+feed Acero one table of many batches at a time instead.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import pyarrow as pa
+
+# A chunk's rows: enough that a plan's start-up is noise, few enough that a chunk of narrow
+# columns stays a few tens of MiB.
+CHUNK_ROWS = 1 << 20
+
+
+def table_chunks(batches: Iterable[pa.RecordBatch], schema: pa.Schema, min_rows: int = CHUNK_ROWS) -> Iterator[pa.Table]:
+    """The batches in order as tables of at least `min_rows` rows (the last one may hold fewer);
+    nothing for an input without rows. The batches are referenced, not copied."""
+    pending: list[pa.RecordBatch] = []
+    rows = 0
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        pending.append(batch)
+        rows += batch.num_rows
+        if rows >= min_rows:
+            yield pa.Table.from_batches(pending, schema=schema)
+            pending, rows = [], 0
+    if pending:
+        yield pa.Table.from_batches(pending, schema=schema)

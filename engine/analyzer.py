@@ -20,6 +20,7 @@ from quiver.engine.expressions import (
     WindowExpression, WindowFunction, contains_aggregate, contains_window, new_expr_id, output_name,
     transform_expr, wider_type, wider_type_of,
 )
+from quiver.engine.generators import contains_generator, lift_generator
 from quiver.engine.subqueries import OuterReference
 from quiver.engine.plan import (
     Aggregate, Filter, Join, LogicalPlan, Project, Sort, SubqueryAlias, Union, Window, transform_up,
@@ -60,6 +61,9 @@ def _is_named(e: Expr) -> bool:
 
 
 def _resolve_project(node: Project) -> LogicalPlan:
+    if any(contains_generator(p) for p in node.projections):
+        expanded = tuple(_expand_stars(node.projections, node.child.output))
+        return _resolve_project(lift_generator(node.child, expanded))
     if node.resolved and all(_is_named(p) for p in node.projections) and not any(
             contains_aggregate(p) or contains_window(p) for p in node.projections):
         return node

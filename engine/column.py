@@ -140,6 +140,11 @@ class Column:
     astype = cast
 
     def alias(self, *alias: str, **kwargs: Any) -> "Column":
+        if len(alias) > 1:
+            # several names: one per column a generator makes (posexplode(m).alias("p", "k", "v"))
+            from quiver.engine.generators import MultiAlias
+
+            return Column(MultiAlias(self.expr, tuple(alias)))
         if len(alias) != 1:
             raise AnalysisException(f"alias() takes exactly one name for a scalar column, got {len(alias)}")
         return Column(Alias(self.expr, alias[0]))
@@ -182,6 +187,10 @@ class Column:
         if isinstance(key, str):
             return self.getField(key)
         return Column(ScalarFunction("element_at_index", (self.expr, Literal.of(key))))
+
+    def getItem(self, key: Any) -> "Column":
+        """An array's element at a 0-based index, a map's value by key, or a struct's field by name."""
+        return self[key]
 
     def __iter__(self) -> Iterable:
         raise TypeError("Column is not iterable")

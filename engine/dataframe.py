@@ -364,6 +364,83 @@ class DataFrame:
 
     groupby = groupBy
 
+    def _grouped_by_sets(self, keys: list[Any], sets: list[tuple[int, ...]]) -> "GroupedData":
+        from quiver.engine.grouped import GroupedData
+
+        grouped = GroupedData(self, keys)
+        grouped._grouping_sets = sets
+        return grouped
+
+    def rollup(self, *cols: Any) -> "GroupedData":
+        """Aggregates per (k0..kn), (k0..kn-1), ..., (k0) and over everything; F.grouping() tells which."""
+        from quiver.engine.grouping_sets import rollup_sets
+
+        keys = [to_expr(c) for c in _flatten(cols)]
+        return self._grouped_by_sets(keys, rollup_sets(len(keys)))
+
+    def cube(self, *cols: Any) -> "GroupedData":
+        """Aggregates per every subset of the columns; F.grouping() / F.grouping_id() tell which."""
+        from quiver.engine.grouping_sets import cube_sets
+
+        keys = [to_expr(c) for c in _flatten(cols)]
+        return self._grouped_by_sets(keys, cube_sets(len(keys)))
+
+    def groupingSets(self, groupingSets: Any, *cols: Any) -> "GroupedData":  # noqa: N802,N803 — PySpark's names
+        """Aggregates per each listed set of the grouping columns `cols`."""
+        keys = [to_expr(c) for c in _flatten(cols)]
+        sets = []
+        for group in groupingSets:
+            members = [to_expr(c) for c in (group if isinstance(group, (list, tuple)) else [group])]
+            positions = []
+            for m in members:
+                if m not in keys:
+                    raise AnalysisException(f"grouping set member {m.sql()} is not one of the grouping columns "
+                                            f"{', '.join(k.sql() for k in keys)}")
+                positions.append(keys.index(m))
+            sets.append(tuple(positions))
+        return self._grouped_by_sets(keys, sets)
+
+    # ---------------------------------------------------------- samples and statistics (engine/sampling.py)
+
+    def sample(self, withReplacement: Any = None, fraction: Any = None, seed: Any = None) -> "DataFrame":  # noqa: N803
+        """About `fraction` of the rows, chosen by rand(seed); with replacement, rows may repeat."""
+        from quiver.engine.sampling import sample
+
+        return sample(self, withReplacement, fraction, seed)
+
+    def randomSplit(self, weights: list[float], seed: int | None = None) -> list["DataFrame"]:  # noqa: N802
+        """Disjoint random parts of the rows in proportion to `weights`."""
+        from quiver.engine.sampling import random_split
+
+        return random_split(self, weights, seed)
+
+    def sampleBy(self, col: Any, fractions: dict, seed: int | None = None) -> "DataFrame":  # noqa: N802
+        from quiver.engine.sampling import sample_by
+
+        return sample_by(self, col, fractions, seed)
+
+    @property
+    def stat(self) -> "Any":
+        """Statistics of the columns: corr, cov, crosstab, freqItems, approxQuantile, sampleBy."""
+        from quiver.engine.sampling import DataFrameStatFunctions
+
+        return DataFrameStatFunctions(self)
+
+    def corr(self, col1: str, col2: str, method: str | None = None) -> float:
+        return self.stat.corr(col1, col2, method)
+
+    def cov(self, col1: str, col2: str) -> float:
+        return self.stat.cov(col1, col2)
+
+    def crosstab(self, col1: str, col2: str) -> "DataFrame":
+        return self.stat.crosstab(col1, col2)
+
+    def freqItems(self, cols: list[str], support: float | None = None) -> "DataFrame":  # noqa: N802
+        return self.stat.freqItems(cols, support)
+
+    def approxQuantile(self, col: Any, probabilities: list[float], relativeError: float) -> list:  # noqa: N802,N803
+        return self.stat.approxQuantile(col, probabilities, relativeError)
+
     def agg(self, *exprs: Any) -> "DataFrame":
         return self.groupBy().agg(*exprs)
 
@@ -640,7 +717,10 @@ class DataFrame:
 
     def hint(self, name: str, *parameters: Any) -> "DataFrame":
         """`hint("device", "gpu" | "npu" | "cpu")` pins the operator computing this DataFrame to that
-        kind of device; Spark's join hints (broadcast, merge, ...) are accepted and left to the planner."""
+        kind of device; `hint("broadcast")` (as `F.broadcast(df)`) makes a join broadcast this side; Spark's
+        other join hints (merge, shuffle_hash, ...) are accepted and left to the planner."""
+        if str(name).lower() in ("broadcast", "broadcastjoin", "mapjoin"):
+            return self._with(L.BroadcastHint(self._plan))
         if str(name).lower() != "device":
             return self
         kinds = ("cpu", "gpu", "npu")

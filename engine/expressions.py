@@ -254,11 +254,21 @@ class Literal(Expr):
             return f"DATE '{v.isoformat()}'"
         if isinstance(self.data_type, T.TimestampType):
             return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
+        if isinstance(v, (list, tuple)) and isinstance(self.data_type, T.ArrayType):
+            element = self.data_type.elementType
+            return f"array({', '.join(Literal(x, element).sql() for x in v)})"
         return str(v)
 
     @staticmethod
     def of(value: Any) -> "Literal":
         return Literal(value, infer_literal_type(value))
+
+    def __hash__(self) -> int:
+        # array, map and struct literals hold lists and dicts, which do not hash
+        try:
+            return hash((self.value, self.data_type))
+        except TypeError:
+            return hash((repr(self.value), self.data_type))
 
 
 def format_double(v: float) -> str:
@@ -657,9 +667,10 @@ NULL_PRODUCING_FUNCTIONS = frozenset({
     "element_at_index", "get_field", "log", "ln", "log10", "log2", "log1p", "try_divide", "from_json",
     "make_date", "next_day", "nvl2", "if", "months_between", "add_months", "trunc", "date_trunc",
     "get_json_object", "regexp_extract", "nanvl", "greatest", "least", "split_part", "try_cast", "parse_url",
+    "try_element_at", "get", "array_max", "array_min", "arrays_overlap",
 })
 
-NONDETERMINISTIC_FUNCTIONS = frozenset({"rand", "randn", "uuid", "monotonically_increasing_id", "spark_partition_id"})
+NONDETERMINISTIC_FUNCTIONS = frozenset({"rand", "random", "randn", "uuid", "monotonically_increasing_id", "spark_partition_id"})
 
 
 AGGREGATE_FUNCTIONS = (

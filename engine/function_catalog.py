@@ -602,3 +602,11 @@ def lookup(name: str) -> FunctionSpec:
     close = difflib.get_close_matches(name.lower(), SCALAR_FUNCTIONS, n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise AnalysisException(f"undefined function '{name}'.{hint} Scalar functions are: {', '.join(sorted(SCALAR_FUNCTIONS))}")
+
+
+# Array, map and struct functions register themselves here (kept in their own module).
+from quiver.engine import collection_catalog  # noqa: E402,F401
+
+
+# hash, random, partition-aware, grouping and further string/math/date functions register themselves
+from quiver.engine import function_catalog_misc  # noqa: E402,F401

@@ -236,3 +236,16 @@ def lead(col: Any, offset: int = 1, default: Any = None) -> Column:
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + list(getattr(_scalar, "__all__", []))
+
+
+# hashes, random values, row positions, grouping() and further string/math/date functions
+from quiver.engine.misc_functions import *  # noqa: E402,F401,F403
+from quiver.engine import misc_functions as _misc  # noqa: E402
+
+__all__ = __all__ + [n for n in _misc.__all__ if n not in __all__]
+
+# arrays, maps, structs, generators (explode, ...) and the broadcast hint
+from quiver.engine.collection_functions import *  # noqa: E402,F401,F403
+from quiver.engine import collection_functions as _collections  # noqa: E402
+
+__all__ = __all__ + [n for n in _collections.__all__ if n not in __all__]

@@ -68,6 +68,11 @@ class GroupedData:
         keys = tuple(self._keys)
         if self._pivot is not None:
             aggs = pivoted_aggregates(aggs, *self._pivot)
+        sets = getattr(self, "_grouping_sets", None)
+        if sets is not None:  # rollup, cube, groupingSets
+            from quiver.engine.grouping_sets import grouping_sets_aggregate
+
+            return self._df._with(grouping_sets_aggregate(self._df._plan, keys, sets, keys + tuple(aggs)))
         return self._df._with(L.Aggregate(self._df._plan, keys, keys + tuple(aggs)))
 
     def count(self) -> "DataFrame":

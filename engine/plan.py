@@ -486,3 +486,38 @@ __all__ = [
     "Sort", "Window", "Repartition", "Limit", "SubqueryAlias", "InMemoryRelation", "Join", "Union", "transform_up", "transform_down",
     "attributes_of", "named_output", "JOIN_TYPES", "JOIN_TYPE_ALIASES",
 ]
+
+
+@dataclass(frozen=True)
+class Generate(LogicalPlan):
+    """explode / posexplode / inline of `generator` (a call of one of them, without `_outer`): each
+    child row is repeated once per element, with the element's columns `attributes` added; with
+    `outer`, a row whose array or map is null or empty stays, once, with nulls (Spark's Generate)."""
+
+    child: LogicalPlan
+    generator: Expr
+    outer: bool
+    attributes: tuple[AttributeRef, ...]
+
+    @cached_property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output + self.attributes
+
+    def node_string(self) -> str:
+        return (f"Generate {self.generator.sql()}, outer={str(self.outer).lower()}, "
+                f"[{', '.join(a.display_name for a in self.attributes)}]")
+
+
+@dataclass(frozen=True)
+class BroadcastHint(LogicalPlan):
+    """`F.broadcast(df)` / `df.hint("broadcast")`: a join with this side builds its hash table from
+    the whole of it, sent to every task of the other side, whatever its estimated size."""
+
+    child: LogicalPlan
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output
+
+
+__all__ += ["Generate", "BroadcastHint"]

@@ -28,6 +28,7 @@ from quiver.engine.expressions import (
     UnresolvedStar, WindowExpression, WindowFunction, conjoin, contains_aggregate, contains_window, strip_alias,
     substitute_attributes, wider_type,
 )
+from quiver.engine.generators import MultiAlias, is_generator, lateral_view
 from quiver.engine.plan import (
     Aggregate, Filter, Join, Limit, LogicalPlan, Offset, Project, Sort, SubqueryAlias, Union, Window,
 )
@@ -46,7 +47,6 @@ Scopes = tuple[dict[str, LogicalPlan], ...]
 
 # Select clauses Quiver does not run yet, and what the user can do instead.
 _UNSUPPORTED_CLAUSES = {
-    "laterals": ("LATERAL VIEW", "use the DataFrame API: df.select(F.explode(...))"),
     "distribute": ("DISTRIBUTE BY", "use df.repartition(...)"),
     "cluster": ("CLUSTER BY", "use df.repartition(...).sortWithinPartitions(...)"),
 }
@@ -146,6 +146,8 @@ class QueryTranslator:
             raise self.exprs.unsupported(node, "DISTINCT ON")
         has_from = (node.args.get("from_") or node.args.get("from")) is not None
         child = self._from(node, scopes) if has_from else self._one_row()
+        for lateral in node.args.get("laterals") or []:
+            child = self._lateral_view(child, lateral, scopes)
         with self.exprs.window_clause(node.args.get("windows") or []):
             where = node.args.get("where")
             if where is not None:
@@ -180,7 +182,11 @@ class QueryTranslator:
         items: list[Expr] = []
         for e in node.expressions:
             if isinstance(e, exp.Aliases):
-                raise self.exprs.unsupported(e, "a multi-column alias AS (a, b)")
+                call = self.exprs.clean(e.this)
+                if not is_generator(call):
+                    raise self.exprs.unsupported(e, "a multi-column alias AS (a, b) on anything but a generator")
+                items.append(MultiAlias(call, tuple(i.name for i in e.expressions)))
+                continue
             if isinstance(e, exp.Alias):
                 items.append(Alias(self.exprs.clean(e.this), e.alias))
                 continue
@@ -227,6 +233,17 @@ class QueryTranslator:
                 return sort_order(resolve_expression(e, output), node)
         except AnalysisException:
             return None
+
+    def _lateral_view(self, child: LogicalPlan, lateral: exp.Lateral, scopes: Scopes) -> LogicalPlan:
+        """`LATERAL VIEW [OUTER] explode(xs) t AS a, b`: the generated columns join each row of `child`."""
+        if not lateral.args.get("view"):
+            raise self.exprs.unsupported(lateral, "LATERAL (subquery)", "use LATERAL VIEW explode(...) or a join")
+        alias = lateral.args.get("alias")
+        names = tuple(c.name for c in alias.columns) if alias is not None and alias.columns else None
+        with self._in_clause(child.output, scopes):
+            call = self.exprs.clean(lateral.this)
+        return lateral_view(child, call, names, bool(lateral.args.get("outer")),
+                            alias.name if alias is not None and alias.name else None)
 
     # ---------------------------------------------------------- FROM
 
@@ -428,8 +445,18 @@ class _SelectBuilder:
     def aggregate(self, group: exp.Group | None, having: exp.Having | None, orders: list[exp.Ordered],
                   qualify: Alias | None, windowed: bool) -> LogicalPlan:
         """A grouped SELECT; with windows, they run over the groups that HAVING keeps."""
-        grouping = self._grouping(group)
+        grouping_sets = self._grouping_sets(group)
+        grouping = self._grouping(group) if grouping_sets is None else grouping_sets[0]
         condition = self._having(having) if having is not None else None
+        if grouping_sets is not None:
+            if windowed:
+                raise AnalysisException("window functions over GROUP BY ROLLUP, CUBE or GROUPING SETS are not "
+                                        "supported; compute the grouping sets in a subquery first")
+            from quiver.engine.grouping_sets import grouping_sets_aggregate
+
+            def build_sets(extra: tuple[Expr, ...]) -> LogicalPlan:
+                return grouping_sets_aggregate(self.child, grouping, grouping_sets[1], self.items + extra)
+            return self._finish(build_sets, build_sets(()), condition, None, orders)
         if windowed:
             def build_windowed(extra: tuple[Expr, ...]) -> LogicalPlan:
                 return self._windowed_aggregate(grouping, condition, self.items + extra)
@@ -523,6 +550,19 @@ class _SelectBuilder:
         if len(plan.output) > len(visible):
             plan = analyze(Project(plan, visible))
         return plan
+
+    def _grouping_sets(self, group: exp.Group | None) -> tuple[tuple[Expr, ...], list[tuple[int, ...]]] | None:
+        """GROUP BY with ROLLUP, CUBE or GROUPING SETS: the grouping keys and each set's key positions;
+        None for a plain GROUP BY. Plain keys next to them belong to every set (GROUP BY a, ROLLUP(b))."""
+        if group is None:
+            return None
+        from quiver.engine.grouping_sets import grouping_sets_sql
+
+        found = grouping_sets_sql(group)
+        if found is None:
+            return None
+        members, sets = found
+        return self._grouping(exp.Group(expressions=members)), sets
 
     def _grouping(self, group: exp.Group | None) -> tuple[Expr, ...]:
         if group is None:

@@ -28,6 +28,7 @@ from quiver.engine.expressions import (
     IsNotNull, IsNull, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar,
     WINDOW_FUNCTIONS, contains_window, new_expr_id, transform_expr, transform_expr_down,
 )
+from quiver.engine.generators import GENERATORS
 from quiver.engine.plan import LogicalPlan
 from quiver.engine.subqueries import Exists, InSubquery, scalar_subquery
 
@@ -108,6 +109,10 @@ def parse_expression(text: str) -> Expr:
     node = nodes[0]
     if isinstance(node, exp.Alias):
         return Alias(strip_display(translator.translate(node.this)), node.alias)
+    if isinstance(node, exp.Aliases):  # `posexplode(xs) AS (p, x)`: one name per generated column
+        from quiver.engine.generators import MultiAlias
+
+        return MultiAlias(translator.clean(node.this), tuple(i.name for i in node.expressions))
     return name_select_item(translator.translate(node), ())
 
 
@@ -147,6 +152,8 @@ def name_select_item(e: Expr, inputs: tuple[AttributeRef, ...]) -> Expr:
     that need no resolution (`1`, `count(*)`) are named here too.
     """
     clean = strip_display(e)
+    if isinstance(clean, ScalarFunction) and clean.name in GENERATORS:
+        return clean  # named by the columns it makes (col, key, value, ...)
     if isinstance(clean, Cast) and isinstance(clean.child, UnresolvedColumn):
         return Alias(clean, display_name(clean.child, inputs))
     if clean != e or (clean.resolved and not isinstance(clean, AttributeRef)):
@@ -188,7 +195,7 @@ _UNSUPPORTED_AGGREGATES = frozenset({
     "max_by", "corr", "covar_pop", "covar_samp", "kurtosis", "skewness", "count_if", "mode", "string_agg",
     "listagg", "array_agg", "histogram_numeric", "count_min_sketch", "regr_avgx", "regr_avgy", "regr_count",
     "regr_intercept", "regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "bit_and", "bit_or",
-    "bit_xor", "grouping", "grouping_id",
+    "bit_xor",
 })
 
 # Spark's cast functions: int(x) is CAST(x AS INT).
@@ -501,6 +508,11 @@ class ExpressionTranslator:
         if name in _TRIM_FUNCTIONS and len(args) == 2:
             # SQL's two-argument trim(chars, s) names the characters first; our trim(s, chars) follows F.trim.
             args = [args[1], args[0]]
+        if name in ("struct", "arrays_zip"):
+            # the struct field names come from the argument columns' names, as in F.struct
+            from quiver.engine.collection_functions import struct_call, zip_call
+
+            return (struct_call if name == "struct" else zip_call)(tuple(self.translate(a) for a in args))
         return ScalarFunction(name, tuple(self.translate(a) for a in args))
 
     def _aggregate(self, node: exp.Anonymous, name: str, args: list[exp.Expression]) -> Expr:
@@ -631,7 +643,10 @@ class ExpressionTranslator:
                                 "add it to or subtract it from a date or timestamp: d + INTERVAL '3' MONTH")
 
     def _bracket(self, node: exp.Bracket) -> Expr:
-        raise self.unsupported(node, "a subscript x[i]", "use element_at(array, i + 1) or element_at(map, key)")
+        """`arr[i]` (0-based, null outside the array) and `m[key]`."""
+        if len(node.expressions) != 1:
+            raise self.unsupported(node, "a subscript with several indexes")
+        return ScalarFunction("element_at_index", (self.translate(node.this), self.translate(node.expressions[0])))
 
     def _tuple(self, node: exp.Tuple) -> Expr:
         raise self.unsupported(node, "a row value (a, b)")

@@ -10,7 +10,6 @@ with a one-line reason (the whole traceback with `--verbose`).
 from __future__ import annotations
 
 import argparse
-import os
 import runpy
 import sys
 import traceback

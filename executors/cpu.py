@@ -18,6 +18,7 @@ from quiver.executors.base import Device, TaskContext
 from quiver.executors.dictionary_eval import decode_dictionaries, filter_encoded_batch, is_dictionary_encoded
 from quiver.executors.evaluate import evaluate_array, filter_batch
 from quiver.executors.join import join_tables, stream_hash_join
+from quiver.executors.row_position import bind_row_position, uses_row_position
 from quiver.executors.sort import sort_indices, top_k_indices
 from quiver.executors.window import compute_windows
 from quiver.planners import physical as P
@@ -36,7 +37,7 @@ TOPK_CHUNK_ROWS = 1 << 20
 CPU_OPERATORS = frozenset({
     "ScanExec", "LocalTableExec", "CachedExec", "RangeExec", "FilterExec", "ProjectExec",
     "HashAggregateExec", "HashJoinExec", "NestedLoopJoinExec", "SortExec", "TopKExec", "LimitExec", "OffsetExec",
-    "UnionExec", "ShuffleReadExec", "WindowExec", "CoalesceExec", "MapInBatchesExec",
+    "UnionExec", "ShuffleReadExec", "WindowExec", "CoalesceExec", "MapInBatchesExec", "GenerateExec",
 })
 
 
@@ -102,12 +103,18 @@ class CpuExecutor:
     # ---------------------------------------------------------- pipelined
 
     def _FilterExec(self, plan: P.FilterExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
-        if isinstance(plan.child, P.ScanExec):
+        if isinstance(plan.child, P.ScanExec) and plan.condition.deterministic:
             for batch in self._filtered_scan(plan, partition):
                 yield decode_dictionaries(batch)
             return
+        positional = uses_row_position((plan.condition,))
+        offset = 0
         for batch in self.execute(plan.child, partition, ctx):
-            out = filter_batch(batch, plan.condition)
+            condition = plan.condition
+            if positional:
+                (condition,) = bind_row_position((condition,), partition, offset, batch.num_rows)
+                offset += batch.num_rows
+            out = filter_batch(batch, condition)
             if out.num_rows:
                 yield out
 
@@ -124,14 +131,20 @@ class CpuExecutor:
         one; for a consumer that decodes what it reads."""
         if isinstance(plan, P.ScanExec):
             return self._scan(plan, partition, keep_dictionaries=True)
-        if isinstance(plan, P.FilterExec) and isinstance(plan.child, P.ScanExec):
+        if isinstance(plan, P.FilterExec) and isinstance(plan.child, P.ScanExec) and plan.condition.deterministic:
             return self._filtered_scan(plan, partition)
         return self.execute(plan, partition, ctx)
 
     def _ProjectExec(self, plan: P.ProjectExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         names = [a.internal_name for a in plan.output]
+        positional = uses_row_position(plan.projections)
+        offset = 0
         for batch in self.execute(plan.child, partition, ctx):
-            arrays = [evaluate_array(p, batch) for p in plan.projections]
+            projections = plan.projections
+            if positional:
+                projections = bind_row_position(projections, partition, offset, batch.num_rows)
+                offset += batch.num_rows
+            arrays = [evaluate_array(p, batch) for p in projections]
             yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     def _LimitExec(self, plan: P.LimitExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
@@ -144,6 +157,14 @@ class CpuExecutor:
                 return
             remaining -= batch.num_rows
             yield batch
+
+    def _GenerateExec(self, plan: P.GenerateExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        from quiver.executors.generate import generate_batch
+
+        for batch in self.execute(plan.child, partition, ctx):
+            out = generate_batch(batch, plan.generator, plan.outer, plan.attributes)
+            if out.num_rows:
+                yield out
 
     def _OffsetExec(self, plan: P.OffsetExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         skip = plan.n

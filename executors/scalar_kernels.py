@@ -19,6 +19,8 @@ import pyarrow.compute as pc
 
 from quiver.engine import types as T
 from quiver.executors import datetime_kernels, math_kernels, string_kernels  # noqa: F401  (they register their kernels)
+from quiver.executors import collection_kernels  # noqa: F401,E402  (array, map and struct kernels)
+from quiver.executors import misc_kernels, row_position, spark_hash  # noqa: F401,E402  (they register their kernels)
 from quiver.executors.cast import cast_array
 from quiver.executors.kernel_registry import (
     KERNELS, Value, _all_null, _as_array, _constant, _length_of, _mask_null, _null, _offsets, _typed,
@@ -96,6 +98,9 @@ def size(args: list[Value], rt: T.DataType) -> Value:
     value = args[0]
     if pa.types.is_null(value.type):
         return pa.array(np.full(len(value), -1, np.int32))
+    if pa.types.is_map(value.type):  # list_value_length has no map kernel
+        lengths = np.diff(value.offsets.to_numpy()).astype(np.int32)
+        return pa.array(np.where(value.is_null().to_numpy(zero_copy_only=False), -1, lengths), pa.int32())
     return pc.fill_null(pc.list_value_length(value).cast(pa.int32()), -1)
 
 

@@ -514,6 +514,25 @@ class MapInBatchesExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
+class GenerateExec(PhysicalPlan):
+    """explode / posexplode / inline: each child row repeated per element of `generator`'s input,
+    with the element's columns `attributes` added (one row of nulls for a null or empty input
+    with `outer`). Runs on the CPU: it reshapes lists, which the array executors do not hold."""
+
+    child: PhysicalPlan
+    generator: Expr
+    outer: bool
+    attributes: tuple[AttributeRef, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output + self.attributes
+
+    def node_string(self) -> str:
+        return f"Generate {self.generator.sql()}, outer={str(self.outer).lower()}, [{_cols(self.attributes)}]"
+
+
+@dataclass(frozen=True)
 class ExchangeExec(PhysicalPlan):
     """Repartition the child's output; stages are cut here."""
 
@@ -615,6 +634,10 @@ class _Planner:
             pinned = self.plan(node.child)
             pinned.__dict__["_device_pin"] = node.device
             return pinned
+        if isinstance(node, L.Generate):
+            return GenerateExec(self.plan(node.child), node.generator, node.outer, node.attributes)
+        if isinstance(node, L.BroadcastHint):
+            return self.plan(node.child)
         if isinstance(node, L.MapInBatches):
             mapped = MapInBatchesExec(self.plan(node.child), node.function, node.kind, node.attributes)
             if node.device is not None:
@@ -659,6 +682,10 @@ class _Planner:
     # -- aggregation
 
     def _aggregate(self, node: L.Aggregate) -> PhysicalPlan:
+        if not all(e.deterministic for e in node.expressions()):
+            from quiver.planners.nondeterministic import pull_out_nondeterministic
+
+            node = pull_out_nondeterministic(node)
         child = self.plan(node.child)
         keys = tuple((g, _key_attribute(g)) for g in node.grouping)
         calls: dict[AggregateFunction, AggregateCall] = {}
@@ -726,6 +753,12 @@ class _Planner:
             if how in ("inner", "left", "left_semi", "left_anti") else None
         left_reason = self._broadcast_reason(left_size, right_size, right.num_partitions) \
             if how in ("inner", "right") else None
+        hinted_right, hinted_left = broadcast_hinted(node.right), broadcast_hinted(node.left)
+        if hinted_right and how in ("inner", "left", "left_semi", "left_anti") and not (
+                hinted_left and how in ("inner", "right") and left_size <= right_size):
+            right_reason, left_reason = "broadcast hint", None
+        elif hinted_left and how in ("inner", "right"):
+            right_reason, left_reason = None, "broadcast hint"
         if right_reason and (not left_reason or right_size <= left_size):
             return HashJoinExec(left, ExchangeExec(right, BroadcastPartitioning()), how, left_keys,
                                 right_keys, residual, "broadcast-right", out, right_reason)
@@ -854,6 +887,18 @@ def _distinct_keys(plan: L.LogicalPlan, keys: tuple[Expr, ...]) -> int:
         column = e.columns.get(k.expr_id) if isinstance(k, AttributeRef) else None
         distinct *= column.ndv if column is not None and column.ndv else e.rows
     return int(min(distinct, e.rows))
+
+
+def broadcast_hinted(plan: L.LogicalPlan) -> bool:
+    """Whether `plan` is a side marked by `F.broadcast(df)` / `df.hint("broadcast")`, looking through
+    the nodes that keep its rows (aliases, projections, filters) down to the hint."""
+    while True:
+        if isinstance(plan, L.BroadcastHint):
+            return True
+        if isinstance(plan, (L.SubqueryAlias, L.Project, L.Filter, L.DeviceHint)):
+            plan = plan.children()[0]
+            continue
+        return False
 
 
 def _shuffle_reason(left: int, right: int, threshold: int) -> str:

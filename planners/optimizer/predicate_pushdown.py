@@ -6,6 +6,7 @@ Filter(Project(x, p), c)         -> Project(Filter(x, c[p]), p)
 Filter(Join(l, r, inner), a & b) -> Join(Filter(l, a), Filter(r, b))   (a on l only, b on r only)
 Join(l, r, left, k & b)          -> Join(l, Filter(r, b), left, k)      (b on r only, in the ON clause)
 Filter(Scan, c)                  -> Filter(Scan(pushed=c), c)            (the scan's filter is a hint)
+Filter(Generate(x), a & g)       -> Filter(Generate(Filter(x, a)), g)   (a on x's columns, g on generated ones)
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from quiver.engine.expressions import (
     Alias, AttributeRef, Expr, conjoin, split_conjuncts, substitute_attributes,
 )
 from quiver.engine.plan import (
-    Aggregate, Filter, Join, LogicalPlan, Project, Sort, SourceScan, SubqueryAlias, Union, transform_down,
+    Aggregate, BroadcastHint, Filter, Generate, Join, LogicalPlan, Project, Sort, SourceScan, SubqueryAlias, Union,
+    transform_down,
 )
 
 _PUSH_LEFT = ("inner", "left", "left_semi", "left_anti", "cross")
@@ -44,8 +46,10 @@ def _push(node: LogicalPlan) -> LogicalPlan:
     if isinstance(child, Project) and all(p.deterministic for p in child.projections):
         defs = {p.expr_id: p.child for p in child.projections if isinstance(p, Alias)}
         return Project(Filter(child.child, substitute_attributes(cond, defs)), child.projections)
-    if isinstance(child, (Sort, SubqueryAlias)):
+    if isinstance(child, (Sort, SubqueryAlias, BroadcastHint)):
         return child.with_children((Filter(child.children()[0], cond),))
+    if isinstance(child, Generate):
+        return _push_below_generate(node, child)
     if isinstance(child, Aggregate):
         return _push_into_aggregate(node, child)
     if isinstance(child, Join):
@@ -57,6 +61,17 @@ def _push(node: LogicalPlan) -> LogicalPlan:
         if new:
             return Filter(replace(child, pushed_filters=child.pushed_filters + tuple(new)), cond)
     return node
+
+
+def _push_below_generate(node: Filter, generate: Generate) -> LogicalPlan:
+    """Conditions on the child's columns only go below the Generate; those on generated columns stay above."""
+    child_ids = {a.expr_id for a in generate.child.output}
+    below = [c for c in split_conjuncts(node.condition) if c.references() <= child_ids]
+    if not below:
+        return node
+    above = [c for c in split_conjuncts(node.condition) if not c.references() <= child_ids]
+    pushed = replace(generate, child=Filter(generate.child, conjoin(below)))
+    return Filter(pushed, conjoin(above)) if above else pushed
 
 
 def _positional(cond: Expr, union: Union, target: LogicalPlan) -> Expr:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from quiver.engine.expressions import AttributeRef
 from quiver.engine.plan import (
     Aggregate, Filter, Join, Limit, LocalRelation, LogicalPlan, MapInBatches, Offset, Project, RangeRelation, Sort,
-    DeviceHint, Repartition, SourceScan, SubqueryAlias, Union, Window,
+    DeviceHint, Repartition, SourceScan, SubqueryAlias, Union, Window, BroadcastHint, Generate,
 )
 from quiver.planners.statistics import row_width
 
@@ -51,8 +51,14 @@ def _prune(node: LogicalPlan, needed: set[int]) -> LogicalPlan:
         return replace(node, child=_prune(node.child, needed | _refs(node.orders)))
     if isinstance(node, Repartition):
         return replace(node, child=_prune(node.child, needed | _refs(node.keys)))
-    if isinstance(node, (Limit, Offset, SubqueryAlias, DeviceHint)):
+    if isinstance(node, (Limit, Offset, SubqueryAlias, DeviceHint, BroadcastHint)):
         return node.with_children((_prune(node.children()[0], needed),))
+    if isinstance(node, Generate):
+        # The generator's input and the child columns wanted above; the generated columns stay
+        # (they are what the node makes), and unwanted child columns are dropped before repeating rows.
+        child_needs = (needed & {a.expr_id for a in node.child.output}) | node.generator.references()
+        child = _narrowed(_prune(node.child, child_needs or _one(node.child)), child_needs)
+        return replace(node, child=child)
     if isinstance(node, MapInBatches):
         # The user's function may read any column of its input: all of them are kept.
         return replace(node, child=_prune(node.child, {a.expr_id for a in node.child.output}))

@@ -252,6 +252,7 @@ AREAS: dict[str, tuple[list[Callable[[Any], Any]], list[Callable[[Any], Any]]]] 
         _sql("SELECT * FROM readme_t CROSS JOIN readme_u"),
         _sql("SELECT /*+ BROADCAST(readme_u) */ * FROM readme_t JOIN readme_u ON readme_t.id = readme_u.id"),
         lambda spark: _df(spark).join(spark.table("readme_u"), "id", "left_anti").collect(),
+        lambda spark: _df(spark).join(_F().broadcast(spark.table("readme_u")), "id").collect(),
     ], []),
     "Set operations": ([
         _sql("SELECT k FROM readme_t UNION SELECT s FROM readme_u"),
@@ -285,13 +286,13 @@ AREAS: dict[str, tuple[list[Callable[[Any], Any]], list[Callable[[Any], Any]]]] 
         _sql("SELECT sum(x) OVER (ORDER BY d RANGE BETWEEN INTERVAL 1 DAY PRECEDING AND CURRENT ROW) "
              "FROM (SELECT DATE'2020-01-01' AS d, 1 AS x)"),
     ]),
-    "GROUPING SETS, ROLLUP, CUBE": ([], [
+    "GROUPING SETS, ROLLUP, CUBE": ([
         _sql("SELECT k, id, sum(v) FROM readme_t GROUP BY GROUPING SETS ((k), (id))"),
         _sql("SELECT k, sum(v) FROM readme_t GROUP BY ROLLUP(k)"),
         _sql("SELECT k, sum(v) FROM readme_t GROUP BY CUBE(k)"),
         lambda spark: _df(spark).rollup("k").count().collect(),
         lambda spark: _df(spark).cube("k").count().collect(),
-    ]),
+    ], []),
     "Pivot": ([
         lambda spark: _df(spark).groupBy("id").pivot("k").sum("v").collect(),
         lambda spark: _df(spark).groupBy("id").pivot("k", ["a"]).agg(_F().max("v")).collect(),
@@ -305,11 +306,15 @@ AREAS: dict[str, tuple[list[Callable[[Any], Any]], list[Callable[[Any], Any]]]] 
         lambda spark: _df(spark).unpivot("id", ["v"], "col", "val").collect(),
         lambda spark: _df(spark).melt("id", ["v"], "col", "val").collect(),
     ]),
-    "Generators": ([], [
+    "Generators": ([
         lambda spark: _nested(spark).select(_F().explode("arr")).collect(),
         lambda spark: _nested(spark).select(_F().posexplode("arr")).collect(),
         lambda spark: _nested(spark).selectExpr("explode(arr)").collect(),
+        lambda spark: _nested(spark).select(_F().inline(_F().array(_F().struct("id")))).collect(),
         _sql("SELECT id, x FROM (SELECT 1 AS id) LATERAL VIEW explode(sequence(1, 2)) e AS x"),
+        _sql("SELECT id, x FROM (SELECT 1 AS id) LATERAL VIEW OUTER explode(array()) e AS x"),
+    ], [
+        _sql("SELECT stack(2, 1, 2)"),
     ]),
     "Higher-order functions": ([], [
         lambda spark: _nested(spark).selectExpr("transform(arr, x -> x + 1)").collect(),
@@ -320,10 +325,11 @@ AREAS: dict[str, tuple[list[Callable[[Any], Any]], list[Callable[[Any], Any]]]] 
         _sql("SELECT * FROM readme_t DISTRIBUTE BY k"),
         _sql("SELECT * FROM readme_t CLUSTER BY k"),
     ]),
-    "Sampling": ([], [
-        _sql("SELECT * FROM readme_t TABLESAMPLE (50 PERCENT)"),
+    "Sampling": ([
         lambda spark: _df(spark).sample(0.5).collect(),
-        lambda spark: _df(spark).randomSplit([0.5, 0.5]),
+        lambda spark: [d.collect() for d in _df(spark).randomSplit([0.5, 0.5])],
+    ], [
+        _sql("SELECT * FROM readme_t TABLESAMPLE (50 PERCENT)"),
     ]),
     "SQL statements": ([
         _sql("CREATE OR REPLACE TEMP VIEW readme_w AS SELECT * FROM readme_t"),
@@ -349,6 +355,9 @@ AREAS: dict[str, tuple[list[Callable[[Any], Any]], list[Callable[[Any], Any]]]] 
     "Nested types": ([
         lambda spark: _nested(spark).select(_F().col("arr")[0], _F().col("m")["a"], "s.p",
                                             _F().size("arr"), _F().array_contains("arr", 1)).collect(),
+        lambda spark: _nested(spark).select(_F().array("id"), _F().struct("id"), _F().create_map("id", "id"),
+                                            _F().element_at("arr", 1), _F().array_distinct("arr"),
+                                            _F().slice("arr", 1, 1), _F().map_keys("m")).collect(),
     ], [
         lambda spark: _nested(spark).join(spark.table("readme_u"), "id").collect(),
     ]),

@@ -39,24 +39,31 @@ def _hash_binary(offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None
         out[i] = h
 
 
-def hash_array(arr: pa.Array) -> np.ndarray:
-    """A uint64 hash per value of `arr`; nulls get one fixed hash."""
+def plain_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One contiguous array of plain values (chunks combined, a dictionary decoded): what a kernel over raw
+    buffers reads."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
+    return arr.dictionary_decode() if pa.types.is_dictionary(arr.type) else arr
+
+
+def binary_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (int32, or int64 for large types, as the column holds them) and the bytes of a string or
+    binary column, without copying them."""
+    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    arr = arr.cast(pa.large_binary() if large else pa.binary())
+    bufs = arr.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32, count=len(arr) + 1 + arr.offset)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
+    return offsets[arr.offset:], data
+
+
+def hash_array(arr: pa.Array) -> np.ndarray:
+    """A uint64 hash per value of `arr`; nulls get one fixed hash."""
+    arr = plain_array(arr)
     t = arr.type
-    if pa.types.is_dictionary(t):
-        arr = arr.dictionary_decode()
-        t = arr.type
     if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
-        if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
-            arr = arr.cast(pa.large_binary())
-            off_dtype = np.int64
-        else:
-            arr = arr.cast(pa.binary())
-            off_dtype = np.int32
-        bufs = arr.buffers()
-        offsets = np.frombuffer(bufs[1], dtype=off_dtype, count=len(arr) + 1 + arr.offset)[arr.offset:]
-        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+        offsets, data = binary_buffers(arr)
         out = np.empty(len(arr), dtype=np.uint64)
         _hash_binary(offsets, data, out)
         hashed = _splitmix(out)

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from quiver.engine import types as T
 from quiver.engine.errors import QuiverError
+from quiver.executors.hashing import binary_buffers, plain_array
 from quiver.executors.kernel_registry import Value, _length_of, kernel
 
 _M32 = np.uint64(0xFFFFFFFF)
@@ -229,15 +230,6 @@ def _valid(arr: pa.Array) -> np.ndarray:
     return arr.is_valid().to_numpy(zero_copy_only=False)
 
 
-def _bytes_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """Offsets (int64) and data (uint8) of a string or binary column."""
-    arr = arr.cast(pa.large_binary())
-    bufs = arr.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=np.int64, count=len(arr) + 1 + arr.offset)[arr.offset:]
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
-    return np.ascontiguousarray(offsets), data
-
-
 def _java_float_bits(values: np.ndarray, width: int) -> np.ndarray:
     """IEEE bits as Java's floatToIntBits/doubleToLongBits after Spark's -0.0 -> 0.0 (NaN canonical)."""
     values = np.where(values == 0, np.zeros(1, values.dtype), values)
@@ -269,12 +261,8 @@ def _decimal_longs(arr: pa.Array) -> np.ndarray:
 
 def _update(arr: pa.Array, h: np.ndarray, algorithm: str) -> None:
     """Fold one argument column into the running hashes `h` (nulls leave them as they are)."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    arr = plain_array(arr)
     t = arr.type
-    if pa.types.is_dictionary(t):
-        arr = arr.dictionary_decode()
-        t = arr.type
     if pa.types.is_null(t):
         return
     valid = _valid(arr)
@@ -296,10 +284,10 @@ def _update(arr: pa.Array, h: np.ndarray, algorithm: str) -> None:
         if t.precision <= 18:
             longs(_decimal_longs(arr), valid, h)
         else:
-            offsets, data = _bytes_buffers(_decimal_bytes(arr))
+            offsets, data = binary_buffers(_decimal_bytes(arr))
             bytes_(offsets, data, valid, h)
     elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        offsets, data = _bytes_buffers(arr)
+        offsets, data = binary_buffers(arr)
         bytes_(offsets, data, valid, h)
     else:
         raise QuiverError(f"{'hash' if algorithm == 'murmur3' else 'xxhash64'}: values of type {t} cannot be hashed yet; "
@@ -340,7 +328,7 @@ def xxhash64(args: list[Value], rt: T.DataType) -> Value:
 def crc32(args: list[Value], rt: T.DataType) -> Value:
     """CRC-32 of the bytes as an unsigned bigint; null for null."""
     arr = args[0]
-    offsets, data = _bytes_buffers(arr)
+    offsets, data = binary_buffers(arr)
     out = np.empty(len(arr), np.uint64)
     _crc32(offsets, data, _CRC_TABLE, out)
     return pa.array(out.astype(np.int64), pa.int64(), mask=arr.is_null().to_numpy(zero_copy_only=False))

@@ -12,7 +12,7 @@ import sys
 import time
 
 # The engine under test is imported first, as a program using it would, so Quiver's
-# allocator settings (engine/memory.py) apply before pyarrow loads; that import counts
+# allocator settings (quiver/engine/execution/memory.py) apply before pyarrow loads; that import counts
 # towards the engine's start-up.
 _started = time.perf_counter()
 if __name__ == "__main__" and "--engine" in sys.argv and sys.argv[sys.argv.index("--engine") + 1:][:1] in (

@@ -1,3 +1,3 @@
 """`from quiver import functions as F`: the same names as `pyspark.sql.functions`."""
-from quiver.engine.functions import *  # noqa: F401,F403
-from quiver.engine.functions import __all__  # noqa: F401
+from quiver.engine.api.functions import *  # noqa: F401,F403
+from quiver.engine.api.functions import __all__  # noqa: F401

@@ -1,6 +1,6 @@
 """`quiver.resource`: the same names as `pyspark.resource`, for profiles such as
 `ResourceProfileBuilder().require(TaskResourceRequests().resource("gpu", 1)).build`."""
-from quiver.engine.resources import (  # noqa: F401
+from quiver.engine.core.resources import (  # noqa: F401
     ExecutorResourceRequest, ExecutorResourceRequests, ResourceProfile, ResourceProfileBuilder, TaskResourceRequest,
     TaskResourceRequests,
 )

@@ -97,12 +97,15 @@ def interleaved(commits: list[str], sf: float, repeat: int) -> dict[str, dict[in
 
 
 def _layout(commit: str) -> Path:
-    """A folder holding the commit's files as the `quiver` package (its worktree, linked)."""
+    """A folder holding the commit's files as the `quiver` package: its worktree, or for a commit from before
+    the package's folders moved under quiver/, a copy of quiver/ with engine/, planners/, ... linked in."""
     sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", commit],
                          check=True, capture_output=True, text=True).stdout.strip()
     tree = WORK / f"tree-{sha}"
     if not tree.exists():
         subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(tree), sha], check=True)
+    if not (tree / "engine").is_dir():
+        return tree  # the package's folders already lie under quiver/
     layout = WORK / f"layout-{sha}"
     shutil.rmtree(layout, ignore_errors=True)
     shutil.copytree(tree / "quiver", layout / "quiver")

@@ -1,5 +1,5 @@
 """Entry point of a benchmark child process: the engine under test is imported first, as a program
-using it would, so Quiver's allocator settings (`engine/memory.py`) apply before pyarrow loads.
+using it would, so Quiver's allocator settings (`quiver/engine/execution/memory.py`) apply before pyarrow loads.
 
 The time that import takes counts towards the engine's start-up, as it did when `child_main`
 imported the engine itself.

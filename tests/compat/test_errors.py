@@ -8,12 +8,12 @@ from .harness import assert_both_raise, quiver_engine
 
 
 def _analysis_exception():
-    from quiver.engine.errors import AnalysisException
+    from quiver.engine.core.errors import AnalysisException
     return AnalysisException
 
 
 def _parse_exception():
-    from quiver.engine.errors import ParseException
+    from quiver.engine.core.errors import ParseException
     return ParseException
 
 
@@ -103,7 +103,7 @@ def test_missing_qualified_column_after_alias():
 
 
 def test_error_exception_is_quiver_error_subclass():
-    from quiver.engine.errors import AnalysisException, ParseException, QuiverError
+    from quiver.engine.core.errors import AnalysisException, ParseException, QuiverError
 
     assert issubclass(AnalysisException, QuiverError)
     assert issubclass(ParseException, AnalysisException)

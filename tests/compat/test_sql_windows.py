@@ -192,12 +192,12 @@ def test_range_frame_over_a_descending_key_with_nulls():
 
 
 def _analysis_exception():
-    from quiver.engine.errors import AnalysisException
+    from quiver.engine.core.errors import AnalysisException
     return AnalysisException
 
 
 def _parse_exception():
-    from quiver.engine.errors import ParseException
+    from quiver.engine.core.errors import ParseException
     return ParseException
 
 

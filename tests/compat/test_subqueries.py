@@ -254,7 +254,7 @@ def test_nested_and_combined_subqueries(name, query):
 
 
 def _analysis_exception():
-    from quiver.engine.errors import AnalysisException
+    from quiver.engine.core.errors import AnalysisException
     return AnalysisException
 
 
@@ -268,7 +268,7 @@ def _collect_program(name: str, query: str):
 
 
 def test_scalar_subquery_with_more_than_one_row_raises():
-    from quiver.engine.errors import QuiverError
+    from quiver.engine.core.errors import QuiverError
 
     program = _collect_program("too_many_rows", "SELECT name, (SELECT age FROM sq_people) AS a FROM sq_people")
     assert_both_raise(program, QuiverError, match=["scalar subquery", "more than one row"])

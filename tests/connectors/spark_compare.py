@@ -7,8 +7,8 @@ from typing import Any
 import pyarrow as pa
 
 from quiver.connectors.files import FileSource
-from quiver.engine.types import schema_from_arrow
-from quiver.executors.dictionary_eval import decode_dictionaries
+from quiver.engine.core.types import schema_from_arrow
+from quiver.executors.cpu.dictionary_eval import decode_dictionaries
 
 
 def read_all(source: FileSource, columns: list[str] | None = None, predicate: Any = None, target: int = 3) -> pa.Table:

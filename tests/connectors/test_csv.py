@@ -1,4 +1,4 @@
-"""connectors/csv.py: Spark's CSV options, inference and malformed-row modes; the CSV writer."""
+"""quiver/connectors/csv.py: Spark's CSV options, inference and malformed-row modes; the CSV writer."""
 from __future__ import annotations
 
 import datetime
@@ -13,7 +13,7 @@ from quiver.connectors.csv import CsvFormat, header_names
 from quiver.connectors.files import FileReadError
 from quiver.connectors.sink import FileSink
 from quiver.connectors.registry import file_source
-from quiver.engine.errors import AnalysisException, ConfigurationError
+from quiver.engine.core.errors import AnalysisException, ConfigurationError
 
 TYPES_CSV = """\
 id,name,amount,flag,day,ts,big,mixed,empty,huge,loose

@@ -1,4 +1,4 @@
-"""connectors/files.py (FileSource) and connectors/registry.py: what every file format shares."""
+"""quiver/connectors/files.py (FileSource) and quiver/connectors/registry.py: what every file format shares."""
 from __future__ import annotations
 
 import pyarrow as pa
@@ -10,8 +10,8 @@ from spark_compare import read_all
 from quiver.connectors.base import Source
 from quiver.connectors.options import read_options
 from quiver.connectors.registry import FILE_FORMATS, file_format, file_source
-from quiver.engine.errors import AnalysisException, ConfigurationError
-from quiver.engine.types import LongType, StringType, StructField, StructType
+from quiver.engine.core.errors import AnalysisException, ConfigurationError
+from quiver.engine.core.types import LongType, StringType, StructField, StructType
 
 
 def many_files(tmp_path, n: int) -> None:

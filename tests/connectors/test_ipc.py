@@ -1,4 +1,4 @@
-"""connectors/ipc.py: Arrow IPC / Feather files, memory-mapped and split by record batch."""
+"""quiver/connectors/ipc.py: Arrow IPC / Feather files, memory-mapped and split by record batch."""
 from __future__ import annotations
 
 import pyarrow as pa

@@ -1,4 +1,4 @@
-"""connectors/jdbc.py (and its helpers): PostgreSQL reads and writes against a throw-away server
+"""quiver/connectors/jdbc.py (and its helpers): PostgreSQL reads and writes against a throw-away server
 that scripts/postgres starts for this module; results are compared with what the database holds,
 read over a separate ADBC connection."""
 from __future__ import annotations
@@ -23,8 +23,8 @@ from quiver.connectors.jdbc import JdbcSplit
 from quiver.connectors.jdbc_partitions import bound_value, stride_clauses
 from quiver.connectors.postgres_connection import JdbcError, postgres_target
 from quiver.connectors.registry import table_source
-from quiver.engine.errors import AnalysisException, ConfigurationError, TaskFailedError
-from quiver.engine.session import Session
+from quiver.engine.core.errors import AnalysisException, ConfigurationError, TaskFailedError
+from quiver.engine.api.session import Session
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "postgres"
 HAS_SERVER = bool(shutil.which("initdb") or glob.glob("/usr/lib/postgresql/*/bin/initdb"))
@@ -274,7 +274,7 @@ def test_filters_pushed_into_sql_keep_the_same_rows(db, session, condition):
 
 def _scan_filters(df) -> tuple:
     """The filter expressions the planner pushed into `df`'s one scan."""
-    from quiver.planners.physical import ScanExec
+    from quiver.planners.physical.nodes import ScanExec
 
     (scan,) = [n for n in df._execution().physical.walk() if isinstance(n, ScanExec)]
     return scan.filters

@@ -1,4 +1,4 @@
-"""connectors/json.py: Spark's JSON Lines inference, corrupt records, and the JSON writer."""
+"""quiver/connectors/json.py: Spark's JSON Lines inference, corrupt records, and the JSON writer."""
 from __future__ import annotations
 
 import datetime
@@ -14,7 +14,7 @@ from quiver.connectors.sink import FileSink
 from quiver.connectors.json import JsonFormat
 from quiver.connectors.json_schema import infer_value_type, merge_types
 from quiver.connectors.registry import file_source
-from quiver.engine.errors import ConfigurationError
+from quiver.engine.core.errors import ConfigurationError
 
 MIXED = """\
 {"z": 1, "a": 1.5, "s": "x", "b": true, "n": null, "o": {"y": 2, "x": "q"}, "arr": [1, 2]}

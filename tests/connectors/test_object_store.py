@@ -1,4 +1,4 @@
-"""connectors/object_store.py: `s3://` reads and writes through a real S3-compatible server (moto's,
+"""quiver/connectors/object_store.py: `s3://` reads and writes through a real S3-compatible server (moto's,
 on loopback), configured by conf keys or the AWS environment, with atomic commits and clear errors."""
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from quiver.connectors.object_store import (
     ObjectStoreError, S3Settings, StorageBinding, bind_settings, binding_for, settings_for,
 )
 from quiver.connectors.registry import file_sink, file_source
-from quiver.engine.errors import AnalysisException, ConfigurationError, QuiverError
-from quiver.engine.session import Session
+from quiver.engine.core.errors import AnalysisException, ConfigurationError, QuiverError
+from quiver.engine.api.session import Session
 
 boto3 = pytest.importorskip("boto3", reason="boto3 (with moto[server]) runs the S3 test server")
 pytest.importorskip("moto", reason="moto[server] provides the S3-compatible test server")

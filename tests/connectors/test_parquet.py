@@ -1,4 +1,4 @@
-"""connectors/parquet.py: schema, splits by row group, pushdown, statistics, bad files."""
+"""quiver/connectors/parquet.py: schema, splits by row group, pushdown, statistics, bad files."""
 from __future__ import annotations
 
 import datetime
@@ -15,7 +15,7 @@ from quiver.connectors.files import FileReadError
 from quiver.connectors.sink import FileSink
 from quiver.connectors.parquet import ParquetFormat
 from quiver.connectors.registry import file_source
-from quiver.engine.errors import AnalysisException
+from quiver.engine.core.errors import AnalysisException
 
 
 def write(path, table: pa.Table, **kwargs) -> str:

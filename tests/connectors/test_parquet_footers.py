@@ -1,4 +1,4 @@
-"""connectors/parquet.py's footer cache: one parse per version of a file; a rewritten file is read
+"""quiver/connectors/parquet.py's footer cache: one parse per version of a file; a rewritten file is read
 afresh (its size or modification time changed), so statistics and row counts are never stale."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""connectors/paths.py: listing files and inferring Hive partition columns like Spark."""
+"""quiver/connectors/paths.py: listing files and inferring Hive partition columns like Spark."""
 from __future__ import annotations
 
 import datetime
@@ -12,7 +12,7 @@ import pytest
 from spark_compare import assert_matches_spark
 from quiver.connectors.paths import escape_partition_value, is_hidden, list_files
 from quiver.connectors.registry import file_source
-from quiver.engine.errors import AnalysisException
+from quiver.engine.core.errors import AnalysisException
 
 
 def touch(path, data: bytes = b"x") -> str:

@@ -1,4 +1,4 @@
-"""connectors/files.py (FileSink): save modes, staging, Hive folders, atomic commit and abort."""
+"""quiver/connectors/files.py (FileSink): save modes, staging, Hive folders, atomic commit and abort."""
 from __future__ import annotations
 
 import datetime
@@ -13,7 +13,7 @@ from spark_compare import assert_matches_spark, read_all
 from quiver.connectors.base import Sink
 from quiver.connectors.sink import FileSink
 from quiver.connectors.registry import file_sink, file_source
-from quiver.engine.errors import AnalysisException, ConfigurationError
+from quiver.engine.core.errors import AnalysisException, ConfigurationError
 
 TABLE = pa.table({
     "k": pa.array([1, 2, 1, None], pa.int32()),

@@ -1,4 +1,4 @@
-"""connectors/cache.py: a second scan through the cache reads no bytes from the store, a changed file
+"""quiver/connectors/cache.py: a second scan through the cache reads no bytes from the store, a changed file
 is read afresh, and both tiers keep to their byte bounds. The store is the local file system with its
 reads counted, so what reaches "the store" is measured, not assumed."""
 from __future__ import annotations

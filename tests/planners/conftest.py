@@ -9,7 +9,7 @@ import pytest
 
 def _rows_of(plan, spark) -> list[tuple]:
     """Run a logical plan as it is (no optimizer) and return its rows, sorted, as tuples."""
-    from quiver.planners.physical import PlannerConfig, plan_physical
+    from quiver.planners.physical.planner import PlannerConfig, plan_physical
     from quiver.planners.stages import split_stages
 
     conf = PlannerConfig(shuffle_partitions=spark.conf.shuffle_partitions(),

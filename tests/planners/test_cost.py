@@ -1,4 +1,4 @@
-"""planners/cost.py: profiles round-trip through JSON, the shipped ones load and are sane, costs follow
+"""quiver/planners/cost.py: profiles round-trip through JSON, the shipped ones load and are sane, costs follow
 the linear formula, and a bad profile is refused with an error naming the file and the field."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from quiver.engine.errors import ConfigurationError
+from quiver.engine.core.errors import ConfigurationError
 from quiver.planners.cost import (
     OPERATORS,
     DeviceProfile,

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from quiver import functions as F
-from quiver.engine.errors import ConfigurationError
+from quiver.engine.core.errors import ConfigurationError
 from quiver.planners.cost import load_profile
 
 

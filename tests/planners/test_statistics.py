@@ -1,4 +1,4 @@
-"""planners/statistics.py: row, byte and column estimates from Parquet footers and in-memory tables,
+"""quiver/planners/statistics.py: row, byte and column estimates from Parquet footers and in-memory tables,
 the selectivity of filters (equality 1/ndv, ranges as the fraction of a column's span, range bounds
 on one column intersected), and join and aggregate cardinalities.
 
@@ -10,9 +10,9 @@ import datetime as dt
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from quiver.engine import plan as L
-from quiver.engine import types as T
-from quiver.engine.expressions import (
+from quiver.engine.core import plan as L
+from quiver.engine.core import types as T
+from quiver.engine.core.expressions import (
     AttributeRef,
     Comparison,
     In,
@@ -377,7 +377,7 @@ def test_join_rows_formula():
 def test_equi_keys_orients_pairs_and_skips_other_conditions():
     l1, l2 = AttributeRef("l1", T.LongType(), expr_id=1), AttributeRef("l2", T.LongType(), expr_id=2)
     r1, r2 = AttributeRef("r1", T.LongType(), expr_id=3), AttributeRef("r2", T.LongType(), expr_id=4)
-    from quiver.engine.expressions import And
+    from quiver.engine.core.expressions import And
     cond = And(And(Comparison("=", r1, l1), Comparison("<=>", l2, r2)), Comparison("<", l1, r2))
     assert equi_keys(cond, {1, 2}, {3, 4}) == [(l1, r1), (l2, r2)]
     assert equi_keys(Comparison("=", l1, l2), {1, 2}, {3, 4}) == []

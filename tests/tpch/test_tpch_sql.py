@@ -21,7 +21,7 @@ def test_sql_query_matches_duckdb_on_one_shuffle_partition(
 @pytest.mark.parametrize("number", [2, 4, 11, 15, 16, 17, 18, 20, 21, 22], ids=lambda n: f"q{n:02d}")
 def test_subqueries_are_decorrelated_into_joins(tpch_session, number):
     """No subquery is left for per-row execution: each became a join or an inlined value."""
-    from quiver.engine.subqueries import has_subquery
+    from quiver.engine.core.subqueries import has_subquery
 
     optimized = tpch_session.sql(sql_text(number))._execution().optimized
     assert not any(has_subquery(e) for node in optimized.walk() for e in node.expressions())

@@ -1,0 +1,196 @@
+"""`Column`: the PySpark-shaped wrapper users combine into expressions."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from quiver.engine.core import types as T
+from quiver.engine.core.errors import AnalysisException
+from quiver.engine.core.expressions import (
+    Alias, And, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In, IsNotNull, IsNull,
+    Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn,
+)
+
+
+def to_expr(value: Any) -> Expr:
+    """A column name (str) becomes a column reference, a Column its expression, anything else a literal."""
+    if isinstance(value, Column):
+        return value.expr
+    if isinstance(value, str):
+        return UnresolvedColumn.parse(value)
+    return Literal.of(value)
+
+
+def literal_expr(value: Any) -> Expr:
+    """A Column stays as it is; any other Python value becomes a literal (strings too)."""
+    if isinstance(value, Column):
+        return value.expr
+    return Literal.of(value)
+
+
+def lit(value: Any) -> "Column":
+    """A literal column, as `F.lit`."""
+    if isinstance(value, Column):
+        return value
+    return Column(Literal.of(value))
+
+
+def _type(value: T.DataType | str) -> T.DataType:
+    return T.parse_data_type(value) if isinstance(value, str) else value
+
+
+class Column:
+    """An expression over the columns of a DataFrame; immutable, combined with operators."""
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr: Expr):
+        self.expr = expr
+
+    def __repr__(self) -> str:
+        return f"Column<'{self.expr.sql()}'>"
+
+    def __bool__(self) -> bool:
+        raise ValueError(
+            "Cannot convert column into bool: please use '&' for 'and', '|' for 'or', "
+            "'~' for 'not' when building DataFrame boolean expressions."
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _bin(self, op: str, other: Any, reverse: bool = False) -> "Column":
+        left, right = self.expr, literal_expr(other)
+        if reverse:
+            left, right = right, left
+        if op in ("+", "-", "*", "/", "%"):
+            return Column(BinaryArithmetic(op, left, right))
+        return Column(Comparison(op, left, right))
+
+    def __add__(self, o: Any) -> "Column": return self._bin("+", o)
+    def __radd__(self, o: Any) -> "Column": return self._bin("+", o)  # PySpark names 1 + x as (x + 1)
+    def __sub__(self, o: Any) -> "Column": return self._bin("-", o)
+    def __rsub__(self, o: Any) -> "Column": return self._bin("-", o, True)
+    def __mul__(self, o: Any) -> "Column": return self._bin("*", o)
+    def __rmul__(self, o: Any) -> "Column": return self._bin("*", o)
+    def __truediv__(self, o: Any) -> "Column": return self._bin("/", o)
+    def __rtruediv__(self, o: Any) -> "Column": return self._bin("/", o, True)
+    def __mod__(self, o: Any) -> "Column": return self._bin("%", o)
+    def __rmod__(self, o: Any) -> "Column": return self._bin("%", o, True)
+    def __neg__(self) -> "Column": return Column(Negate(self.expr))
+    def __pow__(self, o: Any) -> "Column": return Column(ScalarFunction("power", (self.expr, literal_expr(o))))
+    def __rpow__(self, o: Any) -> "Column": return Column(ScalarFunction("power", (literal_expr(o), self.expr)))
+
+    def __eq__(self, o: Any) -> "Column":  # type: ignore[override]
+        return self._bin("=", o)
+
+    def __ne__(self, o: Any) -> "Column":  # type: ignore[override]
+        return Column(Not(Comparison("=", self.expr, literal_expr(o))))
+
+    def __lt__(self, o: Any) -> "Column": return self._bin("<", o)
+    def __le__(self, o: Any) -> "Column": return self._bin("<=", o)
+    def __gt__(self, o: Any) -> "Column": return self._bin(">", o)
+    def __ge__(self, o: Any) -> "Column": return self._bin(">=", o)
+
+    def eqNullSafe(self, o: Any) -> "Column":
+        return self._bin("<=>", o)
+
+    def __and__(self, o: Any) -> "Column": return Column(And(self.expr, literal_expr(o)))
+    def __rand__(self, o: Any) -> "Column": return Column(And(literal_expr(o), self.expr))
+    def __or__(self, o: Any) -> "Column": return Column(Or(self.expr, literal_expr(o)))
+    def __ror__(self, o: Any) -> "Column": return Column(Or(literal_expr(o), self.expr))
+    def __invert__(self) -> "Column": return Column(Not(self.expr))
+
+    def isNull(self) -> "Column":
+        return Column(IsNull(self.expr))
+
+    def isNotNull(self) -> "Column":
+        return Column(IsNotNull(self.expr))
+
+    def isin(self, *values: Any) -> "Column":
+        if len(values) == 1 and isinstance(values[0], (list, tuple, set)):
+            values = tuple(values[0])
+        return Column(In(self.expr, tuple(literal_expr(v) for v in values)))
+
+    def between(self, lower: Any, upper: Any) -> "Column":
+        return (self >= lower) & (self <= upper)
+
+    def like(self, pattern: str) -> "Column":
+        return Column(ScalarFunction("like", (self.expr, Literal.of(pattern))))
+
+    def rlike(self, pattern: str) -> "Column":
+        return Column(ScalarFunction("rlike", (self.expr, Literal.of(pattern))))
+
+    def ilike(self, pattern: str) -> "Column":
+        return Column(ScalarFunction("ilike", (self.expr, Literal.of(pattern))))
+
+    def startswith(self, other: Any) -> "Column":
+        return Column(ScalarFunction("startswith", (self.expr, literal_expr(other))))
+
+    def endswith(self, other: Any) -> "Column":
+        return Column(ScalarFunction("endswith", (self.expr, literal_expr(other))))
+
+    def contains(self, other: Any) -> "Column":
+        return Column(ScalarFunction("contains", (self.expr, literal_expr(other))))
+
+    def substr(self, startPos: Any, length: Any) -> "Column":
+        return Column(ScalarFunction("substr", (self.expr, literal_expr(startPos), literal_expr(length))))
+
+    def cast(self, dataType: T.DataType | str) -> "Column":
+        return Column(Cast(self.expr, _type(dataType)))
+
+    astype = cast
+
+    def alias(self, *alias: str, **kwargs: Any) -> "Column":
+        if len(alias) > 1:
+            # several names: one per column a generator makes (posexplode(m).alias("p", "k", "v"))
+            from quiver.engine.analysis.generators import MultiAlias
+
+            return Column(MultiAlias(self.expr, tuple(alias)))
+        if len(alias) != 1:
+            raise AnalysisException(f"alias() takes exactly one name for a scalar column, got {len(alias)}")
+        return Column(Alias(self.expr, alias[0]))
+
+    name = alias
+
+    def asc(self) -> "Column": return Column(SortOrder(self.expr, True, True))
+    def asc_nulls_first(self) -> "Column": return Column(SortOrder(self.expr, True, True))
+    def asc_nulls_last(self) -> "Column": return Column(SortOrder(self.expr, True, False))
+    def desc(self) -> "Column": return Column(SortOrder(self.expr, False, False))
+    def desc_nulls_first(self) -> "Column": return Column(SortOrder(self.expr, False, True))
+    def desc_nulls_last(self) -> "Column": return Column(SortOrder(self.expr, False, False))
+
+    def when(self, condition: "Column", value: Any) -> "Column":
+        e = self.expr
+        if not isinstance(e, CaseWhen) or e.else_value is not None:
+            raise AnalysisException("when() can only be applied on a Column built by functions.when() and not yet given otherwise()")
+        return Column(CaseWhen(e.conditions + (condition.expr,), e.values + (literal_expr(value),), None))
+
+    def otherwise(self, value: Any) -> "Column":
+        e = self.expr
+        if not isinstance(e, CaseWhen) or e.else_value is not None:
+            raise AnalysisException("otherwise() can only be applied once on a Column built by functions.when()")
+        return Column(CaseWhen(e.conditions, e.values, literal_expr(value)))
+
+    def over(self, window: Any) -> "Column":
+        from quiver.engine.api.window import window_expression
+
+        return Column(window_expression(self.expr, window))
+
+    def __getattr__(self, item: str) -> "Column":
+        if item.startswith("__"):
+            raise AttributeError(item)
+        return Column(ScalarFunction("get_field", (self.expr, Literal.of(item))))
+
+    def getField(self, name: str) -> "Column":
+        return Column(ScalarFunction("get_field", (self.expr, Literal.of(name))))
+
+    def __getitem__(self, key: Any) -> "Column":
+        if isinstance(key, str):
+            return self.getField(key)
+        return Column(ScalarFunction("element_at_index", (self.expr, Literal.of(key))))
+
+    def getItem(self, key: Any) -> "Column":
+        """An array's element at a 0-based index, a map's value by key, or a struct's field by name."""
+        return self[key]
+
+    def __iter__(self) -> Iterable:
+        raise TypeError("Column is not iterable")

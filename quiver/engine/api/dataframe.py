@@ -1,0 +1,841 @@
+"""`DataFrame`: an immutable, analyzed logical plan with PySpark's methods.
+
+Every transformation returns a new DataFrame whose plan is analyzed at once, so a wrong
+column name fails on the line that names it, as in PySpark; actions plan and run a job.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+import pyarrow as pa
+
+from quiver.engine.core import plan as L
+from quiver.engine.core import types as T
+from quiver.engine.api.column import Column, to_expr
+from quiver.engine.core.errors import AnalysisException, ConfigurationError
+from quiver.engine.execution.query_execution import QueryExecution, explain_mode
+from quiver.engine.core.expressions import (
+    AggregateFunction, Alias, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
+    IsNull, Literal, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar, conjoin,
+)
+from quiver.engine.core.row import Row
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from quiver.engine.api.grouped import GroupedData
+    from quiver.engine.api.session import Session
+
+
+def _flatten(cols: tuple) -> list:
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+        return list(cols[0])
+    return list(cols)
+
+
+_MISSING = object()
+
+
+class StorageLevel:
+    """Where cached partitions live (PySpark's names)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"StorageLevel.{self.name}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StorageLevel) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+for _level in ("NONE", "MEMORY_ONLY", "MEMORY_AND_DISK", "DISK_ONLY", "MEMORY_ONLY_2", "MEMORY_AND_DISK_2",
+               "OFF_HEAP", "MEMORY_AND_DISK_DESER"):
+    setattr(StorageLevel, _level, StorageLevel(_level))
+
+
+class DataFrame:
+    """A distributed collection of rows with named, typed columns."""
+
+    def __init__(self, session: "Session", plan: L.LogicalPlan):
+        self._session = session
+        self._plan = plan
+
+    sparkSession = property(lambda self: self._session)
+
+    def _with(self, plan: L.LogicalPlan) -> "DataFrame":
+        return self._session._df(plan)
+
+    def _execution(self) -> QueryExecution:
+        return QueryExecution(self._session, self._plan)
+
+    # ---------------------------------------------------------- schema
+
+    @property
+    def columns(self) -> list[str]:
+        return [a.name for a in self._plan.output]
+
+    @property
+    def dtypes(self) -> list[tuple[str, str]]:
+        return [(a.name, a.dtype.simpleString()) for a in self._plan.output]
+
+    @property
+    def schema(self) -> T.StructType:
+        return T.StructType([T.StructField(a.name, a.dtype, a.nullable) for a in self._plan.output])
+
+    def printSchema(self, level: int | None = None) -> None:
+        print(self.schema.treeString())
+
+    def __repr__(self) -> str:
+        return "DataFrame[" + ", ".join(f"{n}: {t}" for n, t in self.dtypes) + "]"
+
+    def __getitem__(self, item: Any) -> Any:
+        if isinstance(item, str):
+            return Column(self._resolve_column(item))
+        if isinstance(item, int):
+            return Column(self._plan.output[item])
+        if isinstance(item, Column):
+            return self.filter(item)
+        if isinstance(item, (list, tuple)):
+            return self.select(*item)
+        raise TypeError(f"unexpected item type {type(item).__name__}; use a column name, an index, a Column or a list")
+
+    def __getattr__(self, name: str) -> Column:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if any(a.name == name for a in self._plan.output):
+            return Column(self._resolve_column(name))
+        raise AttributeError(
+            f"'DataFrame' object has no attribute '{name}'. Columns: {', '.join(self.columns)}"
+        )
+
+    def _resolve_column(self, name: str) -> Expr:
+        from quiver.engine.analysis.analyzer import resolve_name
+
+        return resolve_name(UnresolvedColumn.parse(name).parts, self._plan.output)
+
+    # ---------------------------------------------------------- projections
+
+    def select(self, *cols: Any) -> "DataFrame":
+        exprs = tuple(_select_expr(c) for c in _flatten(cols))
+        return self._with(L.Project(self._plan, exprs))
+
+    def selectExpr(self, *exprs: str) -> "DataFrame":
+        from quiver.engine.sql.statements import parse_expression
+
+        return self.select(*[Column(parse_expression(e)) for e in _flatten(exprs)])
+
+    def withColumn(self, colName: str, col: Column) -> "DataFrame":
+        return self.withColumns({colName: col})
+
+    def withColumns(self, *colsMap: dict[str, Column]) -> "DataFrame":
+        mapping = dict(colsMap[0]) if colsMap else {}
+        for name, c in mapping.items():
+            if not isinstance(c, Column):
+                raise AnalysisException(f"withColumn('{name}', ...) needs a Column, got {type(c).__name__}; wrap values in F.lit()")
+        projections: list[Expr] = []
+        replaced = set()
+        for a in self._plan.output:
+            match = next((n for n in mapping if n.lower() == a.name.lower()), None)
+            if match is not None and match not in replaced:
+                projections.append(Alias(mapping[match].expr, match))
+                replaced.add(match)
+            elif match is None:
+                projections.append(a)
+        for name, c in mapping.items():
+            if name not in replaced:
+                projections.append(Alias(c.expr, name))
+        return self._with(L.Project(self._plan, tuple(projections)))
+
+    def withColumnRenamed(self, existing: str, new: str) -> "DataFrame":
+        return self.withColumnsRenamed({existing: new})
+
+    def withColumnsRenamed(self, colsMap: dict[str, str]) -> "DataFrame":
+        lower = {k.lower(): v for k, v in colsMap.items()}
+        projections = tuple(
+            Alias(a, lower[a.name.lower()]) if a.name.lower() in lower else a for a in self._plan.output
+        )
+        return self._with(L.Project(self._plan, projections))
+
+    def toDF(self, *cols: str) -> "DataFrame":
+        names = _flatten(cols)
+        if len(names) != len(self._plan.output):
+            raise AnalysisException(
+                f"toDF() got {len(names)} names for {len(self._plan.output)} columns ({', '.join(self.columns)})"
+            )
+        return self._with(L.Project(self._plan, tuple(Alias(a, n) for a, n in zip(self._plan.output, names))))
+
+    def drop(self, *cols: Any) -> "DataFrame":
+        drop_ids: set[int] = set()
+        for c in _flatten(cols):
+            if isinstance(c, str):
+                drop_ids |= {a.expr_id for a in self._plan.output if a.name.lower() == c.lower()}
+            elif isinstance(c, Column):
+                from quiver.engine.analysis.analyzer import resolve_expression
+
+                e = resolve_expression(c.expr, self._plan.output)
+                if isinstance(e, AttributeRef):
+                    drop_ids.add(e.expr_id)
+            else:
+                raise TypeError(f"drop() takes column names or Columns, got {type(c).__name__}")
+        kept = tuple(a for a in self._plan.output if a.expr_id not in drop_ids)
+        return self._with(L.Project(self._plan, kept))
+
+    def alias(self, alias: str) -> "DataFrame":
+        return self._with(L.SubqueryAlias(self._plan, alias))
+
+    # ---------------------------------------------------------- rows
+
+    def filter(self, condition: Column | str) -> "DataFrame":
+        if isinstance(condition, str):
+            from quiver.engine.sql.statements import parse_expression
+
+            cond = parse_expression(condition)
+        elif isinstance(condition, Column):
+            cond = condition.expr
+        else:
+            raise TypeError(f"filter() takes a Column or a SQL string, got {type(condition).__name__}")
+        return self._with(L.Filter(self._plan, cond))
+
+    where = filter
+
+    def limit(self, num: int) -> "DataFrame":
+        if num < 0:
+            raise ConfigurationError(f"limit() needs a non-negative number of rows, got {num}")
+        return self._with(L.Limit(self._plan, int(num)))
+
+    def offset(self, num: int) -> "DataFrame":
+        """Every row but the first `num`, in this DataFrame's order (PySpark 3.4's df.offset)."""
+        if num < 0:
+            raise ConfigurationError(f"offset() needs a non-negative number of rows, got {num}")
+        return self._with(L.Offset(self._plan, int(num)))
+
+    def orderBy(self, *cols: Any, ascending: bool | list[bool] | None = None) -> "DataFrame":
+        items = _flatten(cols)
+        if not items:
+            raise AnalysisException("orderBy() needs at least one column")
+        if ascending is None:
+            flags = [True] * len(items)
+        elif isinstance(ascending, (list, tuple)):
+            if len(ascending) != len(items):
+                raise AnalysisException(f"orderBy() got {len(ascending)} ascending flags for {len(items)} columns")
+            flags = [bool(a) for a in ascending]
+        else:
+            flags = [bool(ascending)] * len(items)
+        orders = []
+        for c, asc in zip(items, flags):
+            e = to_expr(c) if not isinstance(c, int) else self._plan.output[c - 1] if c > 0 else None
+            if e is None:
+                raise AnalysisException(f"orderBy() column ordinal {c} must be 1-based")
+            if isinstance(e, SortOrder):
+                orders.append(e)
+            else:
+                orders.append(SortOrder(e, asc, None))
+        return self._with(L.Sort(self._plan, tuple(orders), True))
+
+    sort = orderBy
+
+    def sortWithinPartitions(self, *cols: Any, ascending: Any = None) -> "DataFrame":
+        ordered = self.orderBy(*cols, ascending=ascending)._plan
+        assert isinstance(ordered, L.Sort)
+        return self._with(L.Sort(self._plan, ordered.orders, False))
+
+    def repartition(self, numPartitions: Any = None, *cols: Any) -> "DataFrame":
+        """Shuffle into `numPartitions` partitions, by the hash of `cols` or round robin."""
+        if isinstance(numPartitions, (str, Column)):
+            cols = (numPartitions, *cols)
+            numPartitions = None
+        n = _partition_count(numPartitions)
+        keys = tuple(to_expr(c) for c in _flatten(cols))
+        return self._with(L.Repartition(self._plan, n, keys, "hash" if keys else "roundrobin"))
+
+    def repartitionByRange(self, numPartitions: Any, *cols: Any) -> "DataFrame":
+        """Shuffle into ranges of the sort order of `cols`."""
+        if isinstance(numPartitions, (str, Column)):
+            cols = (numPartitions, *cols)
+            numPartitions = None
+        if not cols:
+            raise AnalysisException("repartitionByRange() needs at least one column")
+        orders = self.orderBy(*cols)._plan
+        assert isinstance(orders, L.Sort)
+        return self._with(L.Repartition(self._plan, _partition_count(numPartitions), orders.orders, "range"))
+
+    def coalesce(self, numPartitions: int) -> "DataFrame":
+        """Merge partitions down to `numPartitions` without a shuffle."""
+        return self._with(L.Repartition(self._plan, _partition_count(numPartitions), (), "coalesce"))
+
+    def distinct(self) -> "DataFrame":
+        out = self._plan.output
+        return self._with(L.Aggregate(self._plan, tuple(out), tuple(out)))
+
+    def dropDuplicates(self, subset: list[str] | None = None) -> "DataFrame":
+        if subset is None:
+            return self.distinct()
+        if isinstance(subset, str):
+            subset = [subset]
+        keys = [self._resolve_column(s) for s in subset]
+        key_ids = {k.expr_id for k in keys if isinstance(k, AttributeRef)}
+        aggs: list[Expr] = []
+        for a in self._plan.output:
+            if a.expr_id in key_ids:
+                aggs.append(a)
+            else:
+                aggs.append(Alias(AggregateFunction("first", (a,)), a.name))
+        return self._with(L.Aggregate(self._plan, tuple(keys), tuple(aggs)))
+
+    drop_duplicates = dropDuplicates
+
+    def union(self, other: "DataFrame") -> "DataFrame":
+        return self._with(L.Union((self._plan, other._plan)))
+
+    unionAll = union
+
+    def unionByName(self, other: "DataFrame", allowMissingColumns: bool = False) -> "DataFrame":
+        mine = {a.name.lower(): a for a in self._plan.output}
+        theirs = {a.name.lower(): a for a in other._plan.output}
+        missing_here = [a for k, a in theirs.items() if k not in mine]
+        missing_there = [a for k, a in mine.items() if k not in theirs]
+        if (missing_here or missing_there) and not allowMissingColumns:
+            name = (missing_there or missing_here)[0].name
+            raise AnalysisException(
+                f"unionByName: column '{name}' is not in both inputs ({', '.join(self.columns)} vs "
+                f"{', '.join(other.columns)}); pass allowMissingColumns=True to fill it with nulls"
+            )
+        left = L.Project(self._plan, tuple(self._plan.output) + tuple(
+            Alias(Literal(None, a.dtype), a.name) for a in missing_here))
+        right_exprs: list[Expr] = []
+        for a in list(self._plan.output) + missing_here:
+            src = theirs.get(a.name.lower())
+            right_exprs.append(src if src is not None and src.name == a.name else
+                               Alias(src, a.name) if src is not None else Alias(Literal(None, a.dtype), a.name))
+        right = L.Project(other._plan, tuple(right_exprs))
+        return self._with(L.Union((left, right)))
+
+    def intersect(self, other: "DataFrame") -> "DataFrame":
+        """Distinct rows present in both (INTERSECT); nulls compare equal, as in set operations."""
+        return self._set_join(other, "left_semi")
+
+    def subtract(self, other: "DataFrame") -> "DataFrame":
+        """Distinct rows of this DataFrame not present in `other` (EXCEPT DISTINCT)."""
+        return self._set_join(other, "left_anti")
+
+    def intersectAll(self, other: "DataFrame") -> "DataFrame":
+        """Rows present in both, duplicates kept: a row found m and n times appears min(m, n) times."""
+        return self._set_join_all(other, "left_semi", "intersectAll")
+
+    def exceptAll(self, other: "DataFrame") -> "DataFrame":
+        """Rows of this DataFrame not matched in `other`, duplicates kept: m and n copies leave max(m - n, 0)."""
+        return self._set_join_all(other, "left_anti", "exceptAll")
+
+    def _set_join_all(self, other: "DataFrame", how: str, name: str) -> "DataFrame":
+        from quiver.engine.sql.statements import semi_join_set_operation
+
+        if len(self.columns) != len(other.columns):
+            raise AnalysisException(
+                f"{name} needs inputs with the same number of columns: {len(self.columns)} "
+                f"({', '.join(self.columns)}) vs {len(other.columns)} ({', '.join(other.columns)})"
+            )
+        return self._with(semi_join_set_operation(self._plan, other._plan, how, keep_duplicates=True))
+
+    def _set_join(self, other: "DataFrame", how: str) -> "DataFrame":
+        from quiver.engine.analysis.analyzer import _fresh_ids
+
+        mine, theirs = self._plan.output, other._plan.output
+        if len(mine) != len(theirs):
+            raise AnalysisException(
+                f"{'INTERSECT' if how == 'left_semi' else 'EXCEPT'} needs inputs with the same number of columns: "
+                f"{len(mine)} ({', '.join(self.columns)}) vs {len(theirs)} ({', '.join(other.columns)})"
+            )
+        right = other._plan
+        if {a.expr_id for a in theirs} & {a.expr_id for a in mine}:
+            right = _fresh_ids(right)
+        cond = conjoin([Comparison("<=>", a, b) for a, b in zip(mine, right.output)])
+        return self._with(L.Join(self._plan, right, how, cond)).distinct()
+
+    # ---------------------------------------------------------- grouping and joins
+
+    def groupBy(self, *cols: Any) -> "GroupedData":
+        from quiver.engine.api.grouped import GroupedData
+
+        return GroupedData(self, [to_expr(c) for c in _flatten(cols)])
+
+    groupby = groupBy
+
+    def _grouped_by_sets(self, keys: list[Any], sets: list[tuple[int, ...]]) -> "GroupedData":
+        from quiver.engine.api.grouped import GroupedData
+
+        grouped = GroupedData(self, keys)
+        grouped._grouping_sets = sets
+        return grouped
+
+    def rollup(self, *cols: Any) -> "GroupedData":
+        """Aggregates per (k0..kn), (k0..kn-1), ..., (k0) and over everything; F.grouping() tells which."""
+        from quiver.engine.analysis.grouping_sets import rollup_sets
+
+        keys = [to_expr(c) for c in _flatten(cols)]
+        return self._grouped_by_sets(keys, rollup_sets(len(keys)))
+
+    def cube(self, *cols: Any) -> "GroupedData":
+        """Aggregates per every subset of the columns; F.grouping() / F.grouping_id() tell which."""
+        from quiver.engine.analysis.grouping_sets import cube_sets
+
+        keys = [to_expr(c) for c in _flatten(cols)]
+        return self._grouped_by_sets(keys, cube_sets(len(keys)))
+
+    def groupingSets(self, groupingSets: Any, *cols: Any) -> "GroupedData":  # noqa: N802,N803 — PySpark's names
+        """Aggregates per each listed set of the grouping columns `cols`."""
+        keys = [to_expr(c) for c in _flatten(cols)]
+        sets = []
+        for group in groupingSets:
+            members = [to_expr(c) for c in (group if isinstance(group, (list, tuple)) else [group])]
+            positions = []
+            for m in members:
+                if m not in keys:
+                    raise AnalysisException(f"grouping set member {m.sql()} is not one of the grouping columns "
+                                            f"{', '.join(k.sql() for k in keys)}")
+                positions.append(keys.index(m))
+            sets.append(tuple(positions))
+        return self._grouped_by_sets(keys, sets)
+
+    # ---------------------------------------------------------- samples and statistics (quiver/engine/api/sampling.py)
+
+    def sample(self, withReplacement: Any = None, fraction: Any = None, seed: Any = None) -> "DataFrame":  # noqa: N803
+        """About `fraction` of the rows, chosen by rand(seed); with replacement, rows may repeat."""
+        from quiver.engine.api.sampling import sample
+
+        return sample(self, withReplacement, fraction, seed)
+
+    def randomSplit(self, weights: list[float], seed: int | None = None) -> list["DataFrame"]:  # noqa: N802
+        """Disjoint random parts of the rows in proportion to `weights`."""
+        from quiver.engine.api.sampling import random_split
+
+        return random_split(self, weights, seed)
+
+    def sampleBy(self, col: Any, fractions: dict, seed: int | None = None) -> "DataFrame":  # noqa: N802
+        from quiver.engine.api.sampling import sample_by
+
+        return sample_by(self, col, fractions, seed)
+
+    @property
+    def stat(self) -> "Any":
+        """Statistics of the columns: corr, cov, crosstab, freqItems, approxQuantile, sampleBy."""
+        from quiver.engine.api.sampling import DataFrameStatFunctions
+
+        return DataFrameStatFunctions(self)
+
+    def corr(self, col1: str, col2: str, method: str | None = None) -> float:
+        return self.stat.corr(col1, col2, method)
+
+    def cov(self, col1: str, col2: str) -> float:
+        return self.stat.cov(col1, col2)
+
+    def crosstab(self, col1: str, col2: str) -> "DataFrame":
+        return self.stat.crosstab(col1, col2)
+
+    def freqItems(self, cols: list[str], support: float | None = None) -> "DataFrame":  # noqa: N802
+        return self.stat.freqItems(cols, support)
+
+    def approxQuantile(self, col: Any, probabilities: list[float], relativeError: float) -> list:  # noqa: N802,N803
+        return self.stat.approxQuantile(col, probabilities, relativeError)
+
+    def agg(self, *exprs: Any) -> "DataFrame":
+        return self.groupBy().agg(*exprs)
+
+    def join(self, other: "DataFrame", on: Any = None, how: str | None = None) -> "DataFrame":
+        how_key = (how or "inner").lower().replace(" ", "")
+        if how_key not in L.JOIN_TYPE_ALIASES:
+            raise ConfigurationError(
+                f"unsupported join type '{how}'; valid types are: inner, cross, outer, full, fullouter, full_outer, "
+                "left, leftouter, left_outer, right, rightouter, right_outer, semi, leftsemi, left_semi, anti, "
+                "leftanti, left_anti"
+            )
+        kind = L.JOIN_TYPE_ALIASES[how_key]
+        if on is None:
+            return self._with(L.Join(self._plan, other._plan, "cross" if kind == "inner" else kind, None))
+        names = [on] if isinstance(on, str) else on if isinstance(on, (list, tuple)) and on and all(isinstance(x, str) for x in on) else None
+        if names is not None:
+            return self._using_join(other, list(names), kind)
+        conds = [on] if isinstance(on, Column) else list(on)
+        cond = conjoin([c.expr for c in conds])
+        return self._with(L.Join(self._plan, other._plan, "inner" if kind == "cross" else kind, cond))
+
+    def _using_join(self, other: "DataFrame", names: list[str], kind: str) -> "DataFrame":
+        from quiver.engine.analysis.analyzer import _fresh_ids, resolve_name
+
+        right_plan = other._plan
+        left_ids = {a.expr_id for a in self._plan.output}
+        if any(a.expr_id in left_ids for a in right_plan.output):
+            right_plan = _fresh_ids(right_plan)
+        lkeys, rkeys = [], []
+        for n in names:
+            try:
+                lkeys.append(resolve_name((n,), self._plan.output))
+                rkeys.append(resolve_name((n,), right_plan.output))
+            except AnalysisException as exc:
+                raise AnalysisException(f"join column '{n}' must exist on both sides: {exc}") from None
+        cond = conjoin([Comparison("=", l, r) for l, r in zip(lkeys, rkeys)])
+        joined = L.Join(self._plan, right_plan, kind, cond)
+        if kind in ("left_semi", "left_anti"):
+            left_keys = {k.expr_id for k in lkeys}
+            ordered = tuple(lkeys) + tuple(a for a in self._plan.output if a.expr_id not in left_keys)
+            return self._with(L.Project(joined, ordered))
+        key_ids = {k.expr_id for k in lkeys} | {k.expr_id for k in rkeys}
+        keys: list[Expr] = []
+        for n, l, r in zip(names, lkeys, rkeys):
+            if kind == "right":
+                keys.append(r)
+            elif kind == "full":
+                keys.append(Alias(ScalarFunction("coalesce", (l, r)), l.name))
+            else:
+                keys.append(l)
+        rest = [a for a in self._plan.output if a.expr_id not in key_ids] + \
+               [a for a in right_plan.output if a.expr_id not in key_ids]
+        analyzed = self._session._df(joined)._plan
+        nullable = {a.expr_id: a for a in analyzed.output}
+        rest = [nullable.get(a.expr_id, a) for a in rest]
+        keys = [nullable.get(k.expr_id, k) if isinstance(k, AttributeRef) else k for k in keys]
+        return self._with(L.Project(analyzed, tuple(keys + rest)))
+
+    def crossJoin(self, other: "DataFrame") -> "DataFrame":
+        return self._with(L.Join(self._plan, other._plan, "cross", None))
+
+    # ---------------------------------------------------------- missing values
+
+    @property
+    def na(self) -> "DataFrameNaFunctions":
+        return DataFrameNaFunctions(self)
+
+    def fillna(self, value: Any, subset: Any = None) -> "DataFrame":
+        if isinstance(value, dict):
+            mapping = {k.lower(): v for k, v in value.items()}
+            for k in value:
+                self._resolve_column(k)
+        else:
+            if not isinstance(value, (int, float, str, bool)):
+                raise TypeError(f"fillna() value must be int, float, str, bool or dict, got {type(value).__name__}")
+            names = [subset] if isinstance(subset, str) else subset
+            targets = [a.name.lower() for a in self._plan.output] if names is None else [n.lower() for n in names]
+            mapping = {n: value for n in targets}
+        projections: list[Expr] = []
+        for a in self._plan.output:
+            v = mapping.get(a.name.lower(), _MISSING)
+            if v is _MISSING or v is None or not _fill_applies(v, a.dtype):
+                projections.append(a)
+                continue
+            fill = Cast(Literal.of(v), a.dtype) if Literal.of(v).dtype != a.dtype else Literal.of(v)
+            projections.append(Alias(CaseWhen((_null_or_nan(a),), (fill,), a), a.name))
+        return self._with(L.Project(self._plan, tuple(projections)))
+
+    def dropna(self, how: str = "any", thresh: int | None = None, subset: Any = None) -> "DataFrame":
+        if how not in ("any", "all"):
+            raise ConfigurationError(f"dropna(how={how!r}) must be 'any' or 'all'")
+        names = [subset] if isinstance(subset, str) else subset
+        cols = self._plan.output if names is None else [self._resolve_column(n) for n in names]
+        if thresh is None:
+            thresh = len(cols) if how == "any" else 1
+        count: Expr = Literal(0, T.IntegerType())
+        for c in cols:
+            count = BinaryArithmetic("+", count, CaseWhen((_null_or_nan(c),), (Literal(0, T.IntegerType()),),
+                                                         Literal(1, T.IntegerType())))
+        return self._with(L.Filter(self._plan, Comparison(">=", count, Literal(int(thresh), T.IntegerType()))))
+
+    def replace(self, to_replace: Any, value: Any = _MISSING, subset: Any = None) -> "DataFrame":
+        """Replace values in columns of a matching type: a scalar, lists matched by position, or a dict."""
+        if isinstance(to_replace, dict):
+            pairs = list(to_replace.items())
+        else:
+            if value is _MISSING:
+                raise AnalysisException("replace() needs `value` unless `to_replace` is a dict")
+            olds = list(to_replace) if isinstance(to_replace, (list, tuple)) else [to_replace]
+            news = list(value) if isinstance(value, (list, tuple)) else [value] * len(olds)
+            if len(olds) != len(news):
+                raise AnalysisException(f"replace() got {len(olds)} values to replace but {len(news)} replacements")
+            pairs = list(zip(olds, news))
+        names = [subset] if isinstance(subset, str) else subset
+        targets = None if names is None else {n.lower() for n in names}
+        projections: list[Expr] = []
+        for a in self._plan.output:
+            usable = [(o, n) for o, n in pairs if _fill_applies(o, a.dtype) and (n is None or _fill_applies(n, a.dtype))]
+            if (targets is not None and a.name.lower() not in targets) or not usable:
+                projections.append(a)
+                continue
+            conds = tuple(Comparison("=", a, Literal.of(o)) for o, _ in usable)
+            vals = tuple(Cast(Literal.of(n), a.dtype) for _, n in usable)
+            projections.append(Alias(CaseWhen(conds, vals, a), a.name))
+        return self._with(L.Project(self._plan, tuple(projections)))
+
+    def describe(self, *cols: Any) -> "DataFrame":
+        """count, mean, stddev, min and max of numeric and string columns, as strings (Spark's describe)."""
+        return self._summary(["count", "mean", "stddev", "min", "max"], _flatten(cols))
+
+    def summary(self, *statistics: str) -> "DataFrame":
+        stats = list(statistics) or ["count", "mean", "stddev", "min", "max"]
+        unsupported = [s for s in stats if s not in ("count", "mean", "stddev", "min", "max")]
+        if unsupported:
+            raise AnalysisException(
+                f"summary() statistic '{unsupported[0]}' is not supported; valid: count, mean, stddev, min, max"
+            )
+        return self._summary(stats, [])
+
+    def _summary(self, stats: list[str], cols: list) -> "DataFrame":
+        from quiver.engine.ui.display import format_value
+
+        attrs = [self._resolve_column(c) if isinstance(c, str) else c for c in cols] or [
+            a for a in self._plan.output if isinstance(a.dtype, (T.NumericType, T.StringType))]
+        aggs: list[Expr] = []
+        for i, a in enumerate(attrs):
+            numeric = isinstance(a.dtype, T.NumericType)
+            aggs += [Alias(AggregateFunction("count", (a,)), f"count{i}"),
+                     Alias(AggregateFunction("avg", (a,)) if numeric else Literal(None, T.DoubleType()), f"mean{i}"),
+                     Alias(AggregateFunction("stddev", (a,)) if numeric else Literal(None, T.DoubleType()), f"stddev{i}"),
+                     Alias(AggregateFunction("min", (a,)), f"min{i}"),
+                     Alias(AggregateFunction("max", (a,)), f"max{i}")]
+        row = self._with(L.Aggregate(self._plan, (), tuple(aggs))).collect()[0] if attrs else None
+        rows = []
+        for stat in stats:
+            values = []
+            for i, a in enumerate(attrs):
+                v = row[f"{stat}{i}"]
+                dtype = T.LongType() if stat == "count" else T.DoubleType() if stat in ("mean", "stddev") else a.dtype
+                values.append(None if v is None else format_value(v, dtype))
+            rows.append((stat, *values))
+        schema = T.StructType([T.StructField("summary", T.StringType())] +
+                              [T.StructField(a.name, T.StringType()) for a in attrs])
+        return self._session.createDataFrame(rows, schema)
+
+    # ---------------------------------------------------------- caching
+
+    def cache(self) -> "DataFrame":
+        return self.persist(StorageLevel.MEMORY_AND_DISK)
+
+    def persist(self, storageLevel: StorageLevel = StorageLevel.MEMORY_AND_DISK) -> "DataFrame":
+        self._session._cache.register(self._plan, storageLevel.name)
+        return self
+
+    def unpersist(self, blocking: bool = False) -> "DataFrame":
+        self._session._cache.unregister(self._plan)
+        return self
+
+    @property
+    def is_cached(self) -> bool:
+        return self._session._cache.is_cached(self._plan)
+
+    @property
+    def storageLevel(self) -> StorageLevel:
+        level = self._session._cache.storage_level(self._plan)
+        return StorageLevel(level) if level else StorageLevel.NONE
+
+    # ---------------------------------------------------------- views
+
+    def createOrReplaceTempView(self, name: str) -> None:
+        self._session._register_view(name, self._plan, replace=True)
+
+    def createTempView(self, name: str) -> None:
+        self._session._register_view(name, self._plan, replace=False)
+
+    createOrReplaceGlobalTempView = createOrReplaceTempView
+
+    # ---------------------------------------------------------- actions
+
+    def toArrow(self) -> pa.Table:
+        """The result as an Arrow table (columns and types as `schema`)."""
+        return self._execution().to_table()
+
+    def collect(self) -> list[Row]:
+        return table_to_rows(self.toArrow())
+
+    def toLocalIterator(self, prefetchPartitions: bool = False) -> Iterable[Row]:
+        return iter(self.collect())
+
+    def toPandas(self) -> "pd.DataFrame":
+        table = self.toArrow()
+        names = table.column_names
+        frame = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas(date_as_object=True)
+        frame.columns = names
+        return frame
+
+    def count(self) -> int:
+        counted = self._with(L.Aggregate(self._plan, (), (Alias(AggregateFunction("count", ()), "count"),)))
+        return int(counted.toArrow().column(0)[0].as_py())
+
+    def take(self, num: int) -> list[Row]:
+        return self.limit(num).collect()
+
+    def head(self, n: int | None = None) -> Row | None | list[Row]:
+        if n is None:
+            rows = self.take(1)
+            return rows[0] if rows else None
+        return self.take(n)
+
+    def first(self) -> Row | None:
+        return self.head()
+
+    def tail(self, num: int) -> list[Row]:
+        rows = self.collect()
+        return rows[-num:] if num else []
+
+    def isEmpty(self) -> bool:
+        return len(self.take(1)) == 0
+
+    def show(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> None:
+
+        print(self._show_string(n, truncate, vertical))
+
+    def _show_string(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> str:
+        from quiver.engine.ui.display import show_string
+
+        table = self.limit(n + 1).toArrow() if n >= 0 else self.toArrow()
+        return show_string(table, self.schema, n, truncate, vertical)
+
+    def explain(self, extended: bool | str | None = None, mode: str | None = None, *,
+                path: str | None = None) -> None:
+        """Print the plans (simple, extended, codegen, cost, formatted), or with mode="graph" write the
+        stage DAG, each operator coloured by its device, as a PNG (to `path`, or a new numbered file in
+        `quiver.ui.graphDir`) and show it inline in a notebook."""
+        chosen = explain_mode(extended, mode)
+        if path is not None and chosen != "graph":
+            raise ConfigurationError(f"explain(path=...) is for mode='graph', not mode={chosen!r}")
+        qe = QueryExecution(self._session, self._plan, describe_only=True)
+        if chosen == "graph":
+            from quiver.engine.ui.plan_graph import explain_graph
+
+            explain_graph(qe, path)
+            return
+        print(qe.explain_string(chosen))
+
+    def transform(self, func: Any, *args: Any, **kwargs: Any) -> "DataFrame":
+        return func(self, *args, **kwargs)
+
+    @property
+    def write(self) -> Any:
+        from quiver.engine.api.readwriter import DataFrameWriter
+
+        return DataFrameWriter(self)
+
+    def hint(self, name: str, *parameters: Any) -> "DataFrame":
+        """`hint("device", "gpu" | "npu" | "cpu")` pins the operator computing this DataFrame to that
+        kind of device; `hint("broadcast")` (as `F.broadcast(df)`) makes a join broadcast this side; Spark's
+        other join hints (merge, shuffle_hash, ...) are accepted and left to the planner."""
+        if str(name).lower() in ("broadcast", "broadcastjoin", "mapjoin"):
+            return self._with(L.BroadcastHint(self._plan))
+        if str(name).lower() != "device":
+            return self
+        kinds = ("cpu", "gpu", "npu")
+        if len(parameters) != 1 or str(parameters[0]).lower() not in kinds:
+            raise ConfigurationError(
+                f"hint('device', ...) takes one device kind, one of {', '.join(kinds)}; got {parameters!r}")
+        return self._with(L.DeviceHint(self._plan, str(parameters[0]).lower()))
+
+    def mapInArrow(self, func: Any, schema: T.StructType | str, barrier: bool = False,
+                   profile: Any = None) -> "DataFrame":
+        """`func` turns each partition's iterator of pyarrow.RecordBatch into an iterator of batches with
+        the columns of `schema` (a StructType or DDL string). A resource profile asking tasks for a
+        "gpu" or "npu" pins the operator to that kind of device."""
+        from quiver.engine.api.udf import map_in_batches
+
+        return self._with(map_in_batches(self._plan, func, schema, "arrow", profile, barrier))
+
+    def mapInPandas(self, func: Any, schema: T.StructType | str, barrier: bool = False,
+                    profile: Any = None) -> "DataFrame":
+        """As mapInArrow, with each batch a pandas.DataFrame."""
+        from quiver.engine.api.udf import map_in_batches
+
+        return self._with(map_in_batches(self._plan, func, schema, "pandas", profile, barrier))
+
+    def _repr_html_(self) -> str:
+        """The first rows as an HTML table with each column's type (Jupyter shows this for a DataFrame);
+        `spark.sql.repl.eagerEval.maxNumRows` and `.truncate` set how many rows and characters per cell."""
+        from quiver.engine.ui.display import html_table
+
+        conf = self._session.conf
+        n = int(conf.get("quiver.sql.repl.eagerEval.maxNumRows"))
+        truncate = int(conf.get("quiver.sql.repl.eagerEval.truncate"))
+        return html_table(self.limit(n + 1).toArrow(), self.schema, n, truncate)
+
+
+def _partition_count(n: Any) -> int | None:
+    if n is None:
+        return None
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        raise ConfigurationError(f"the number of partitions must be a positive integer, got {n!r}")
+    return n
+
+
+def _select_expr(c: Any) -> Expr:
+    if isinstance(c, str):
+        return UnresolvedStar(None) if c == "*" else UnresolvedColumn.parse(c)
+    if isinstance(c, Column):
+        return c.expr
+    raise TypeError(f"select() takes column names or Columns, got {type(c).__name__}: {c!r}")
+
+
+def _fill_applies(value: Any, dtype: T.DataType) -> bool:
+    """fillna fills numbers into numeric columns, strings into string columns, bools into booleans."""
+    if isinstance(value, bool):
+        return isinstance(dtype, T.BooleanType)
+    if isinstance(value, (int, float)):
+        return isinstance(dtype, T.NumericType)
+    if isinstance(value, str):
+        return isinstance(dtype, T.StringType)
+    return False
+
+
+def _null_or_nan(e: Expr) -> Expr:
+    """Spark's na functions treat NaN like null in floating-point columns."""
+    if isinstance(e.dtype, (T.DoubleType, T.FloatType)):
+        return Or(IsNull(e), Not(Comparison("=", e, e)))
+    return IsNull(e)
+
+
+class DataFrameNaFunctions:
+    """`df.na`: fill, drop."""
+
+    def __init__(self, df: DataFrame):
+        self._df = df
+
+    def fill(self, value: Any, subset: Any = None) -> DataFrame:
+        return self._df.fillna(value, subset)
+
+    def drop(self, how: str = "any", thresh: int | None = None, subset: Any = None) -> DataFrame:
+        return self._df.dropna(how, thresh, subset)
+
+    def replace(self, to_replace: Any, value: Any = _MISSING, subset: Any = None) -> DataFrame:
+        return self._df.replace(to_replace, value, subset)
+
+
+def table_to_rows(table: pa.Table) -> list[Row]:
+    """Rows of an Arrow table; structs become Rows, maps become dicts, as PySpark returns them."""
+    names = table.column_names
+    columns = [_py_values(table.column(i)) for i in range(table.num_columns)]
+    return [Row._make(names, values) for values in zip(*columns)] if columns else [Row._make([], ()) for _ in range(table.num_rows)]
+
+
+def _py_values(col: pa.ChunkedArray) -> list:
+    t = col.type
+    values = col.to_pylist()
+    if _needs_conversion(t):
+        return [_convert(v, t) for v in values]
+    return values
+
+
+def _needs_conversion(t: pa.DataType) -> bool:
+    return pa.types.is_struct(t) or pa.types.is_map(t) or (
+        (pa.types.is_list(t) or pa.types.is_large_list(t)) and _needs_conversion(t.value_type))
+
+
+def _convert(v: Any, t: pa.DataType) -> Any:
+    if v is None:
+        return None
+    if pa.types.is_struct(t):
+        return Row._make([f.name for f in t], [_convert(v[f.name], f.type) for f in t])
+    if pa.types.is_map(t):
+        return {k: _convert(x, t.item_type) for k, x in v}
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [_convert(x, t.value_type) for x in v]
+    return v
+
+
+__all__ = ["DataFrame", "StorageLevel", "table_to_rows"]

@@ -1,0 +1,215 @@
+"""`spark.read` and `df.write`: PySpark's DataFrameReader and DataFrameWriter over file connectors."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Sequence
+
+from quiver.connectors.object_store import bind_settings
+from quiver.connectors.registry import file_sink, file_source, is_table_format, table_sink, table_source
+from quiver.engine.core.errors import AnalysisException
+from quiver.engine.core.types import StructType, parse_schema
+
+if TYPE_CHECKING:
+    from quiver.engine.api.dataframe import DataFrame
+    from quiver.engine.api.session import Session
+
+PathArg = str | os.PathLike | Sequence[str | os.PathLike]
+
+
+def _option_value(value: Any) -> Any:
+    """Spark keeps option values as strings; booleans become 'true'/'false'."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return value
+
+
+class DataFrameReader:
+    """Builds a file `Source` from a format, options and an optional schema, as `spark.read` does."""
+
+    def __init__(self, session: "Session"):
+        self._session = session
+        self._format = "parquet"
+        self._options: dict[str, Any] = {}
+        self._schema: StructType | None = None
+
+    def format(self, source: str) -> "DataFrameReader":
+        """The data source format: parquet (default), csv, json, arrow/ipc/feather."""
+        self._format = source
+        return self
+
+    def option(self, key: str, value: Any) -> "DataFrameReader":
+        """One option; keys are case-insensitive, as in Spark."""
+        self._options[key.lower()] = _option_value(value)
+        return self
+
+    def options(self, **options: Any) -> "DataFrameReader":
+        for key, value in options.items():
+            if value is not None:
+                self.option(key, value)
+        return self
+
+    def schema(self, schema: StructType | str) -> "DataFrameReader":
+        """The schema to read with, as a StructType or a DDL string `'name STRING, age INT'`."""
+        if isinstance(schema, str):
+            schema = parse_schema(schema)
+        if not isinstance(schema, StructType):
+            raise TypeError(f"schema must be a StructType or a DDL string, not {type(schema).__name__}")
+        self._schema = schema
+        return self
+
+    def load(self, path: PathArg | None = None, format: str | None = None, schema: StructType | str | None = None,
+             **options: Any) -> "DataFrame":
+        """Read `path` (a file, folder, glob or list of them) as a DataFrame."""
+        if format is not None:
+            self.format(format)
+        if schema is not None:
+            self.schema(schema)
+        self.options(**options)
+        if is_table_format(self._format):
+            return self._load_table()
+        if path is None:
+            path = self._options.get("path")
+        if path is None:
+            raise AnalysisException(f"load() needs a path for data source '{self._format}'")
+        bind_settings(path, self._session.conf.getAll())
+        source = file_source(self._format, path, self._options, self._schema)
+        return self._session._dataframe_from_source(source)
+
+    def parquet(self, *paths: str | os.PathLike, **options: Any) -> "DataFrame":
+        """Read Parquet files; options such as mergeSchema, basePath, pathGlobFilter."""
+        return self.format("parquet").load(_path_list(paths), **options)
+
+    def csv(
+        self, path: PathArg, schema: StructType | str | None = None, sep: str | None = None,
+        encoding: str | None = None, quote: str | None = None, escape: str | None = None,
+        comment: str | None = None, header: bool | str | None = None, inferSchema: bool | str | None = None,
+        nullValue: str | None = None, mode: str | None = None, multiLine: bool | str | None = None,
+        **options: Any,
+    ) -> "DataFrame":
+        """Read CSV files with Spark's options (header, inferSchema, sep, quote, escape, nullValue, mode)."""
+        self.options(sep=sep, encoding=encoding, quote=quote, escape=escape, comment=comment, header=header,
+                     inferSchema=inferSchema, nullValue=nullValue, mode=mode, multiLine=multiLine)
+        return self.format("csv").load(path, schema=schema, **options)
+
+    def json(
+        self, path: PathArg, schema: StructType | str | None = None, mode: str | None = None,
+        columnNameOfCorruptRecord: str | None = None, multiLine: bool | str | None = None,
+        encoding: str | None = None, **options: Any,
+    ) -> "DataFrame":
+        """Read JSON Lines files, inferring the schema as Spark does."""
+        self.options(mode=mode, columnNameOfCorruptRecord=columnNameOfCorruptRecord, multiLine=multiLine,
+                     encoding=encoding)
+        return self.format("json").load(path, schema=schema, **options)
+
+    def table(self, tableName: str) -> "DataFrame":
+        """A registered table or temp view."""
+        return self._session.table(tableName)
+
+    def jdbc(self, url: str, table: str, column: str | None = None, lowerBound: Any = None, upperBound: Any = None,
+             numPartitions: int | None = None, predicates: Sequence[str] | None = None,
+             properties: dict[str, Any] | None = None) -> "DataFrame":
+        """Read a PostgreSQL table (or '(subquery) alias'), in strides of `column` or one partition per predicate."""
+        self.format("jdbc").options(**(properties or {}))
+        self.options(url=url, dbtable=table, partitionColumn=column, lowerBound=lowerBound, upperBound=upperBound,
+                     numPartitions=numPartitions)
+        return self._load_table(predicates)
+
+    def _load_table(self, predicates: Sequence[str] | None = None) -> "DataFrame":
+        if self._schema is not None:
+            raise AnalysisException(f"data source '{self._format}' does not allow a user-specified schema")
+        return self._session._dataframe_from_source(table_source(self._format, self._options, predicates))
+
+
+def _path_list(paths: Sequence[Any]) -> PathArg:
+    if len(paths) == 1:
+        return paths[0]
+    return list(paths)
+
+
+class DataFrameWriter:
+    """Builds a file `Sink` from a format, save mode, options and partition columns, as `df.write` does."""
+
+    def __init__(self, df: "DataFrame"):
+        self._df = df
+        self._format = "parquet"
+        self._mode: str | None = None
+        self._options: dict[str, Any] = {}
+        self._partition_by: tuple[str, ...] = ()
+
+    def mode(self, saveMode: str | None) -> "DataFrameWriter":
+        """append, overwrite, error/errorifexists (default) or ignore."""
+        if saveMode is not None:
+            self._mode = saveMode
+        return self
+
+    def format(self, source: str) -> "DataFrameWriter":
+        self._format = source
+        return self
+
+    def option(self, key: str, value: Any) -> "DataFrameWriter":
+        self._options[key.lower()] = _option_value(value)
+        return self
+
+    def options(self, **options: Any) -> "DataFrameWriter":
+        for key, value in options.items():
+            if value is not None:
+                self.option(key, value)
+        return self
+
+    def partitionBy(self, *cols: str | Sequence[str]) -> "DataFrameWriter":
+        """Write one Hive folder `col=value` per distinct value of `cols`."""
+        if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+            cols = tuple(cols[0])
+        self._partition_by = tuple(cols)
+        return self
+
+    def save(self, path: str | os.PathLike | None = None, format: str | None = None, mode: str | None = None,
+             partitionBy: str | Sequence[str] | None = None, **options: Any) -> None:
+        """Write the DataFrame under `path`; the output appears all at once or not at all."""
+        if format is not None:
+            self.format(format)
+        self.mode(mode)
+        if partitionBy is not None:
+            self.partitionBy(partitionBy if isinstance(partitionBy, str) else tuple(partitionBy))
+        self.options(**options)
+        if is_table_format(self._format):
+            self._save_table()
+            return
+        if path is None:
+            path = self._options.get("path")
+        if path is None:
+            raise AnalysisException(f"save() needs a path for data source '{self._format}'")
+        bind_settings(path, self._df._session.conf.getAll())
+        sink = file_sink(self._format, path, self._mode, self._partition_by, self._options,
+                         self._df.schema.to_arrow_schema())
+        self._df._session._execute_write(self._df, sink)
+
+    def parquet(self, path: str | os.PathLike, mode: str | None = None,
+                partitionBy: str | Sequence[str] | None = None, compression: str | None = None) -> None:
+        self.options(compression=compression)
+        self.format("parquet").save(path, mode=mode, partitionBy=partitionBy)
+
+    def csv(self, path: str | os.PathLike, mode: str | None = None, compression: str | None = None,
+            sep: str | None = None, quote: str | None = None, escape: str | None = None,
+            header: bool | str | None = None, nullValue: str | None = None, **options: Any) -> None:
+        self.options(compression=compression, sep=sep, quote=quote, escape=escape, header=header,
+                     nullValue=nullValue, **options)
+        self.format("csv").save(path, mode=mode)
+
+    def json(self, path: str | os.PathLike, mode: str | None = None, compression: str | None = None,
+             ignoreNullFields: bool | str | None = None, **options: Any) -> None:
+        self.options(compression=compression, ignoreNullFields=ignoreNullFields, **options)
+        self.format("json").save(path, mode=mode)
+
+    def jdbc(self, url: str, table: str, mode: str | None = None, properties: dict[str, Any] | None = None) -> None:
+        """Write into PostgreSQL table `table`; the rows appear in one transaction or not at all."""
+        self.options(**(properties or {}))
+        self.format("jdbc").options(url=url, dbtable=table).save(mode=mode)
+
+    def _save_table(self) -> None:
+        """Write through a table sink, in at most its `max_tasks` tasks (jdbc's numPartitions)."""
+        if self._partition_by:
+            raise AnalysisException(f"data source '{self._format}' does not support partitionBy")
+        sink = table_sink(self._format, self._mode, self._options, self._df.schema)
+        df = self._df if sink.max_tasks is None else self._df.coalesce(sink.max_tasks)
+        self._df._session._execute_write(df, sink)

@@ -1,0 +1,332 @@
+"""User-defined functions, shaped like PySpark's: `F.udf`, `F.pandas_udf`, `spark.udf.register`, and
+`quiver.udf(fn, returnType, engine="numba")` for numeric functions numba compiles.
+
+    @F.udf(returnType="int")
+    def plus_one(x): return None if x is None else x + 1
+    df.select(plus_one("a"))                       # column `plus_one(a)`, as in PySpark
+
+A call builds a `PythonUDF` expression; the CPU executor evaluates it over whole batches
+(quiver/executors/cpu/python_udf.py): a row UDF on Python values with PySpark's conversion of the result
+(a value the declared type cannot hold becomes null), a pandas UDF once per batch on Series, a
+numba UDF compiled once per argument signature over numpy columns.
+"""
+from __future__ import annotations
+
+import typing
+from typing import Any, Callable, Iterable
+
+from quiver.engine.core import types as T
+from quiver.engine.api.column import Column, to_expr
+from quiver.engine.core.errors import AnalysisException, ConfigurationError
+from quiver.engine.core.expressions import Expr, PythonUDF
+
+ROW, PANDAS, PANDAS_ITER, NUMBA = "row", "pandas", "pandas_iter", "numba"
+ENGINES = ("python", "numba")
+
+
+class PythonEvalType:
+    """PySpark's codes for how a UDF is evaluated (the `evalType` of a UDF)."""
+
+    SQL_BATCHED_UDF = 100
+    SQL_SCALAR_PANDAS_UDF = 200
+    SQL_GROUPED_MAP_PANDAS_UDF = 201
+    SQL_GROUPED_AGG_PANDAS_UDF = 202
+    SQL_WINDOW_AGG_PANDAS_UDF = 203
+    SQL_SCALAR_PANDAS_ITER_UDF = 204
+
+
+class PandasUDFType:
+    """`functionType` values of `pandas_udf`, as `pyspark.sql.functions.PandasUDFType`."""
+
+    SCALAR = PythonEvalType.SQL_SCALAR_PANDAS_UDF
+    SCALAR_ITER = PythonEvalType.SQL_SCALAR_PANDAS_ITER_UDF
+    GROUPED_MAP = PythonEvalType.SQL_GROUPED_MAP_PANDAS_UDF
+    GROUPED_AGG = PythonEvalType.SQL_GROUPED_AGG_PANDAS_UDF
+
+
+_EVAL_TYPES = {ROW: PythonEvalType.SQL_BATCHED_UDF, PANDAS: PandasUDFType.SCALAR,
+               PANDAS_ITER: PandasUDFType.SCALAR_ITER, NUMBA: PythonEvalType.SQL_BATCHED_UDF}
+
+
+def _data_type(value: T.DataType | str, what: str) -> T.DataType:
+    if isinstance(value, T.DataType):
+        return value
+    if isinstance(value, str):
+        return T.parse_data_type(value)
+    raise TypeError(f"{what} must be a DataType or a DDL type string such as 'int' or 'array<string>', "
+                    f"got {type(value).__name__}: {value!r}")
+
+
+class UserDefinedFunction:
+    """A Python function with a declared result type; calling it on columns gives a Column.
+
+    `func`, `returnType`, `evalType`, `deterministic` and `asNondeterministic()` are PySpark's names.
+    """
+
+    def __init__(self, func: Callable, returnType: T.DataType | str = T.StringType(), name: str | None = None,
+                 kind: str = ROW, deterministic: bool = True):
+        if not callable(func):
+            raise TypeError(f"a UDF wraps a function, got {type(func).__name__}: {func!r}")
+        self.func = func
+        self._return_type = _data_type(returnType, "returnType")
+        self._name = name or getattr(func, "__name__", None) or type(func).__name__
+        self.kind = kind
+        self.deterministic = deterministic
+        for attr in ("__module__", "__doc__"):
+            value = getattr(func, attr, None)
+            if value is not None:
+                setattr(self, attr, value)
+        self.__name__ = self._name
+        if kind == NUMBA:
+            from quiver.executors.cpu.numba_udf import NumbaKernels
+
+            self._kernels = NumbaKernels(func, self._return_type, self._name)
+
+    @property
+    def returnType(self) -> T.DataType:
+        return self._return_type
+
+    @property
+    def evalType(self) -> int:
+        return _EVAL_TYPES[self.kind]
+
+    def __repr__(self) -> str:
+        return f"UserDefinedFunction({self._name}, {self._return_type.simpleString()}, {self.kind})"
+
+    def __call__(self, *cols: Any) -> Column:
+        return Column(self.call(tuple(to_expr(c) for c in cols)))
+
+    def call(self, args: tuple[Expr, ...]) -> PythonUDF:
+        """The expression of this function applied to `args` (what calling it on columns wraps)."""
+        return PythonUDF(self._name, self, self._return_type, args, self.kind, self.deterministic)
+
+    def asNondeterministic(self) -> "UserDefinedFunction":
+        """Mark the function nondeterministic (as PySpark, in place): calls are then never moved,
+        duplicated or merged by the optimizer."""
+        self.deterministic = False
+        return self
+
+    def renamed(self, name: str) -> "UserDefinedFunction":
+        """The same function under another name (what `spark.udf.register(name, udf)` returns)."""
+        out = UserDefinedFunction(self.func, self._return_type, name, self.kind, self.deterministic)
+        if self.kind == NUMBA:
+            out._kernels = self._kernels
+        return out
+
+    # ---------------------------------------------------------- numba (engine="numba")
+
+    @property
+    def compilations(self) -> int:
+        """How many argument signatures numba compiled this function for (numba UDFs only)."""
+        return self._numba().compilations
+
+    def compiled(self, *arg_types: Any) -> Callable:
+        """The numba ufunc for these argument dtypes, compiled on first use and cached."""
+        return self._numba().vectorized(arg_types)
+
+    def cuda_kernel(self, *arg_types: Any) -> Any:
+        """The elementwise numba.cuda kernel for these argument dtypes (compiled once; needs
+        `numba.cuda.is_available()`, which the CUDA simulator, NUMBA_ENABLE_CUDASIM=1, also gives)."""
+        return self._numba().cuda(arg_types)
+
+    def _numba(self) -> Any:
+        if self.kind != NUMBA:
+            raise AttributeError(f"UDF {self._name} is not a numba UDF; create it with "
+                                 f"quiver.udf(fn, returnType, engine='numba')")
+        return self._kernels
+
+
+def udf(f: Callable | T.DataType | str | None = None, returnType: T.DataType | str = T.StringType(), *,
+        useArrow: bool | None = None, engine: str | None = None) -> Any:
+    """A UDF from `f`, or a decorator when `f` is omitted or is the return type (`@udf("int")`).
+
+    The default engine calls `f` once per row on Python values (None for null), as PySpark does;
+    `engine="numba"` compiles `f` (numbers in, a number out) and runs it over whole columns.
+    """
+    engine = (engine or "python").lower()
+    if engine not in ENGINES:
+        raise ConfigurationError(f"udf engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if f is None or isinstance(f, (T.DataType, str)):
+        declared = returnType if f is None else f
+        return lambda fn: _make_udf(fn, declared, engine)
+    return _make_udf(f, returnType, engine)
+
+
+def _make_udf(fn: Callable, returnType: T.DataType | str, engine: str) -> UserDefinedFunction:
+    if engine == "numba":
+        return UserDefinedFunction(fn, returnType, kind=NUMBA)
+    return UserDefinedFunction(fn, returnType, kind=ROW)
+
+
+def pandas_udf(f: Callable | T.DataType | str | None = None, returnType: T.DataType | str | None = None,
+               functionType: int | None = None) -> Any:
+    """A vectorized UDF: `f` takes pandas Series (one per argument) and returns a Series of the same
+    length; `Iterator[pd.Series] -> Iterator[pd.Series]` is also accepted. As a decorator:
+    `@pandas_udf("double")`, `@pandas_udf(returnType=T.DoubleType())`."""
+    if f is None or isinstance(f, (T.DataType, str)):
+        declared = returnType if f is None else f
+        if f is not None and isinstance(returnType, int) and functionType is None:
+            functionType = returnType  # @pandas_udf("double", PandasUDFType.SCALAR)
+        return lambda fn: _make_pandas_udf(fn, declared, functionType)
+    return _make_pandas_udf(f, returnType, functionType)
+
+
+def _make_pandas_udf(fn: Callable, returnType: T.DataType | str | None,
+                     functionType: int | None) -> UserDefinedFunction:
+    if returnType is None:
+        raise TypeError(f"pandas_udf {getattr(fn, '__name__', fn)!r} needs a returnType, e.g. @pandas_udf('double')")
+    kind = _pandas_kind(fn, functionType)
+    return UserDefinedFunction(fn, returnType, kind=kind)
+
+
+_SUPPORTED_PANDAS = ("Series -> Series (PandasUDFType.SCALAR) and Iterator[Series] -> Iterator[Series] "
+                     "(PandasUDFType.SCALAR_ITER)")
+
+
+def _pandas_kind(fn: Callable, functionType: int | None) -> str:
+    if functionType is not None:
+        if functionType == PandasUDFType.SCALAR:
+            return PANDAS
+        if functionType == PandasUDFType.SCALAR_ITER:
+            return PANDAS_ITER
+        raise NotImplementedError(f"pandas_udf functionType {functionType} is not supported; Quiver runs "
+                                  f"{_SUPPORTED_PANDAS}. For grouped maps use mapInPandas, "
+                                  "for aggregates groupBy().agg()")
+    hints = _type_hints(fn)
+    returned = hints.get("return")
+    if returned is None:
+        return PANDAS
+    if _is_iterator_hint(returned):
+        return PANDAS_ITER
+    if _is_pandas_hint(returned):
+        return PANDAS
+    raise NotImplementedError(
+        f"pandas_udf {getattr(fn, '__name__', fn)!r} returns {returned!r}: a grouped aggregate (Series -> scalar) "
+        f"pandas UDF, which Quiver does not run yet; it runs {_SUPPORTED_PANDAS}")
+
+
+def _type_hints(fn: Callable) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:  # noqa: BLE001 — unresolvable hints (forward references) count as none
+        return dict(getattr(fn, "__annotations__", {}) or {})
+
+
+def _is_iterator_hint(hint: Any) -> bool:
+    import collections.abc
+
+    origin = typing.get_origin(hint)
+    return origin in (collections.abc.Iterator, collections.abc.Iterable, collections.abc.Generator)
+
+
+def _is_pandas_hint(hint: Any) -> bool:
+    if isinstance(hint, str):
+        return "Series" in hint or "DataFrame" in hint
+    module = getattr(hint, "__module__", "") or ""
+    return module.startswith("pandas")
+
+
+def check_udf_call(e: PythonUDF) -> PythonUDF:
+    """Analysis-time checks of a resolved UDF call: a numba UDF takes numeric and boolean columns
+    only, and is compiled for their types now, so a bad argument fails on the line that names it."""
+    if e.kind != NUMBA:
+        return e
+    from quiver.executors.cpu.numba_udf import numpy_dtype
+
+    dtypes = []
+    for i, arg in enumerate(e.args, start=1):
+        dtype = numpy_dtype(arg.dtype)
+        if dtype is None:
+            raise AnalysisException(
+                f"argument {i} ({arg.sql()}) of the numba UDF {e.name} is {arg.dtype.simpleString()}; "
+                "engine='numba' takes numeric and boolean columns (tinyint, smallint, int, bigint, float, double, "
+                "boolean). Use the default engine for other types, or cast the column")
+        dtypes.append(dtype)
+    e.function.compiled(*dtypes)
+    return e
+
+
+# ---------------------------------------------------------- spark.udf
+
+
+def registered_functions(session: Any) -> dict[str, UserDefinedFunction]:
+    """The UDFs registered on `session` by lower-case name (SQL names are case-insensitive)."""
+    registry = session.__dict__.get("_python_udfs")
+    if registry is None:
+        registry = session.__dict__.setdefault("_python_udfs", {})
+    return registry
+
+
+def registered_udf(name: str) -> UserDefinedFunction | None:
+    """The UDF the active session registered as `name`, if any (the SQL front end asks)."""
+    from quiver.engine.api.session import Session
+
+    session = Session.getActiveSession()
+    if session is None:
+        return None
+    return registered_functions(session).get(name.lower())
+
+
+class UDFRegistration:
+    """`spark.udf`: `register(name, f, returnType)` makes a Python function callable from SQL."""
+
+    def __init__(self, session: Any):
+        self._session = session
+
+    def register(self, name: str, f: Callable | UserDefinedFunction,
+                 returnType: T.DataType | str | None = None) -> UserDefinedFunction:
+        """Register `f` (a function, or a UDF made by udf/pandas_udf) as `name`; returns the UDF."""
+        if isinstance(f, UserDefinedFunction):
+            if returnType is not None:
+                raise TypeError(f"register({name!r}, ...): the return type comes from the UDF itself "
+                                f"({f.returnType.simpleString()}); drop returnType=")
+            registered = f.renamed(name)
+        else:
+            registered = UserDefinedFunction(f, returnType if returnType is not None else T.StringType(), name)
+        registered_functions(self._session)[name.lower()] = registered
+        return registered
+
+    def registerJavaFunction(self, name: str, javaClassName: str, returnType: Any = None) -> None:
+        raise NotImplementedError("Quiver runs no JVM: register a Python function with spark.udf.register instead")
+
+
+
+
+
+
+# ---------------------------------------------------------- mapInArrow / mapInPandas
+
+
+def map_in_batches(plan: Any, func: Callable[[Iterable[Any]], Iterable[Any]], schema: T.StructType | str,
+                   kind: str, profile: Any = None, barrier: bool = False) -> Any:
+    """The logical node of `df.mapInArrow` (kind "arrow") or `df.mapInPandas` (kind "pandas")."""
+    from quiver.engine.core import plan as L
+    from quiver.engine.core.resources import requested_device
+
+    method = "mapInArrow" if kind == "arrow" else "mapInPandas"
+    if not callable(func):
+        raise TypeError(f"{method}() takes a function of an iterator of batches, got {type(func).__name__}")
+    if barrier:
+        raise NotImplementedError(f"{method}(barrier=True): barrier execution (all tasks started together) is not "
+                                  "supported; Quiver runs the tasks of a stage as threads become free")
+    if isinstance(func, UserDefinedFunction):
+        func = func.func
+    try:
+        out_schema = _data_type(schema, f"the schema of {method}()")
+    except Exception as exc:
+        raise AnalysisException(f"{method}(): cannot parse schema {schema!r}: {exc}") from exc
+    if not isinstance(out_schema, T.StructType):
+        raise AnalysisException(f"{method}() needs a struct schema such as 'id long, name string', "
+                                f"got {out_schema.simpleString()}")
+    return L.MapInBatches(plan, func, kind, L.attributes_of(out_schema), requested_device(profile))
+
+
+def function_name(fn: Any) -> str:
+    """How errors name a user function: its __name__, else its type."""
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+__all__ = [
+    "UserDefinedFunction", "udf", "pandas_udf", "PandasUDFType", "PythonEvalType", "UDFRegistration",
+    "check_udf_call", "registered_udf", "map_in_batches",
+]

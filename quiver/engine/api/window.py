@@ -1,0 +1,95 @@
+"""`Window` and `WindowSpec`: partitioning, ordering and frame of a window function, as in PySpark."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from quiver.engine.api.column import to_expr
+from quiver.engine.core.errors import AnalysisException
+from quiver.engine.core.expressions import UNBOUNDED
+from quiver.engine.core.expressions import (
+    RANKING_FUNCTIONS, AggregateFunction, Expr, SortOrder, WindowExpression, WindowFunction,
+)
+
+UNBOUNDED_PRECEDING = UNBOUNDED
+UNBOUNDED_FOLLOWING = -UNBOUNDED - 1
+CURRENT_ROW = 0
+
+
+def _flatten(cols: tuple) -> list:
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+        return list(cols[0])
+    return list(cols)
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """An immutable window definition; each builder call returns a new spec."""
+
+    partition_by: tuple[Expr, ...] = ()
+    order_by: tuple[SortOrder, ...] = ()
+    frame: tuple[str, int, int] | None = None
+
+    def partitionBy(self, *cols: Any) -> "WindowSpec":
+        return replace(self, partition_by=tuple(to_expr(c) for c in _flatten(cols)))
+
+    def orderBy(self, *cols: Any) -> "WindowSpec":
+        orders = []
+        for c in _flatten(cols):
+            e = to_expr(c)
+            orders.append(e if isinstance(e, SortOrder) else SortOrder(e, True, None))
+        return replace(self, order_by=tuple(orders))
+
+    def rowsBetween(self, start: int, end: int) -> "WindowSpec":
+        return replace(self, frame=("rows", _bound(start), _bound(end)))
+
+    def rangeBetween(self, start: int, end: int) -> "WindowSpec":
+        return replace(self, frame=("range", _bound(start), _bound(end)))
+
+
+def _bound(v: int) -> int:
+    if v <= -(1 << 62):
+        return UNBOUNDED_PRECEDING
+    if v >= (1 << 62):
+        return UNBOUNDED_FOLLOWING
+    return int(v)
+
+
+class Window:
+    """Entry points to build a WindowSpec: `Window.partitionBy("k").orderBy("t")`."""
+
+    unboundedPreceding = UNBOUNDED_PRECEDING
+    unboundedFollowing = UNBOUNDED_FOLLOWING
+    currentRow = CURRENT_ROW
+
+    @staticmethod
+    def partitionBy(*cols: Any) -> WindowSpec:
+        return WindowSpec().partitionBy(*cols)
+
+    @staticmethod
+    def orderBy(*cols: Any) -> WindowSpec:
+        return WindowSpec().orderBy(*cols)
+
+    @staticmethod
+    def rowsBetween(start: int, end: int) -> WindowSpec:
+        return WindowSpec().rowsBetween(start, end)
+
+    @staticmethod
+    def rangeBetween(start: int, end: int) -> WindowSpec:
+        return WindowSpec().rangeBetween(start, end)
+
+
+def window_expression(expr: Expr, spec: WindowSpec) -> Expr:
+    """`fn.over(spec)`: an aggregate or a window function evaluated per row over its window."""
+    if not isinstance(spec, WindowSpec):
+        raise AnalysisException(f"over() takes a WindowSpec such as Window.partitionBy('k'), got {type(spec).__name__}")
+    if not isinstance(expr, (AggregateFunction, WindowFunction)):
+        raise AnalysisException(
+            f"{expr.sql()} is not a window or aggregate function; only functions such as row_number(), rank(), "
+            "lag(), sum() or avg() can be used with over()"
+        )
+    if isinstance(expr, WindowFunction) and expr.name in RANKING_FUNCTIONS + ("lag", "lead") and not spec.order_by:
+        raise AnalysisException(f"window function {expr.sql()} requires the window to be ordered: add .orderBy(...)")
+    if expr.__class__ is AggregateFunction and expr.distinct:
+        raise AnalysisException(f"{expr.sql()} with DISTINCT is not supported over a window")
+    return WindowExpression(expr, spec.partition_by, spec.order_by, spec.frame)

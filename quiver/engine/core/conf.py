@@ -1,0 +1,184 @@
+"""Session configuration: `quiver.*` keys, with the `spark.*` keys users already set as aliases."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from quiver.engine.core.errors import ConfigurationError
+
+ALIASES = {
+    "spark.sql.shuffle.partitions": "quiver.sql.shuffle.partitions",
+    "spark.sql.autoBroadcastJoinThreshold": "quiver.sql.autoBroadcastJoinThreshold",
+    "spark.task.maxFailures": "quiver.task.maxFailures",
+    "spark.master": "quiver.master",
+    "spark.sql.ansi.enabled": "quiver.sql.ansi.enabled",
+    "spark.app.name": "quiver.app.name",
+    "spark.sql.repl.eagerEval.maxNumRows": "quiver.sql.repl.eagerEval.maxNumRows",
+    "spark.sql.repl.eagerEval.truncate": "quiver.sql.repl.eagerEval.truncate",
+}
+# Hadoop's S3A keys, as Spark users set them (with or without `spark.hadoop.`), name Quiver's S3 settings.
+_S3A_KEYS = {"endpoint": "endpoint", "access.key": "accessKey", "secret.key": "secretKey",
+             "session.token": "sessionToken", "endpoint.region": "region"}
+ALIASES.update({f"{prefix}fs.s3a.{hadoop}": f"quiver.s3.{ours}"
+                for hadoop, ours in _S3A_KEYS.items() for prefix in ("spark.hadoop.", "")})
+
+DEFAULTS: dict[str, str] = {
+    "quiver.sql.shuffle.partitions": "8",
+    "quiver.sql.autoBroadcastJoinThreshold": str(10 * 1024 * 1024),
+    "quiver.sql.join.broadcastByCostMaxBytes": "1g",
+    "quiver.task.maxFailures": "4",
+    "quiver.placement": "cost",
+    "quiver.devices": "cpu",
+    "quiver.cache.device": "none",
+    "quiver.cache.storage.enabled": "true",
+    "quiver.cache.storage.maxBytes": "512m",
+    "quiver.cache.storage.diskBytes": "4g",
+    "quiver.cache.storage.decodedBytes": "512m",
+    "quiver.profile.cpu": "cpu-generic",
+    "quiver.profile.gpu": "nvidia-h200",
+    "quiver.profile.npu": "ascend-910b",
+    "quiver.sql.ansi.enabled": "true",
+    # rows and characters per cell a DataFrame shows as an HTML table in a notebook
+    "quiver.sql.repl.eagerEval.maxNumRows": "20",
+    "quiver.sql.repl.eagerEval.truncate": "20",
+    # live progress per stage of a job running longer than delayMs (terminal or Jupyter only)
+    "quiver.ui.progress": "true",
+    "quiver.ui.progress.delayMs": "500",
+    # where explain(mode="graph") writes its quiver-plan-<N>.png pictures
+    "quiver.ui.graphDir": ".",
+}
+
+PLACEMENT_MODES = ("cost", "cpu", "gpu", "npu")
+
+_SIZE = re.compile(r"^\s*(-?\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def canonical_key(key: str) -> str:
+    return ALIASES.get(key, key)
+
+
+def parse_size(key: str, value: Any) -> int:
+    """A byte size such as `10485760`, `10m`, `10MB`, or -1 (disabled)."""
+    m = _SIZE.match(str(value))
+    if not m:
+        raise ConfigurationError(f"{key} must be a size in bytes such as 10485760, 10m or 1g (or -1 to disable), got {value!r}")
+    return int(m.group(1)) * _UNITS[m.group(2).lower()]
+
+
+def parse_positive_int(key: str, value: Any) -> int:
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise ConfigurationError(f"{key} must be a positive integer, got {value!r}")
+    return n
+
+
+def parse_bool(key: str, value: Any) -> str:
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigurationError(f"{key} must be true or false, got {value!r}")
+    return text
+
+
+def parse_non_negative_int(key: str, value: Any) -> int:
+    text = str(value).strip()
+    if not text.isdigit():
+        raise ConfigurationError(f"{key} must be a whole number of 0 or more, got {value!r}")
+    return int(text)
+
+
+def parse_placement(key: str, value: Any) -> str:
+    mode = str(value).strip().lower()
+    if mode not in PLACEMENT_MODES:
+        raise ConfigurationError(f"{key} must be one of {', '.join(PLACEMENT_MODES)}, got {value!r}")
+    return mode
+
+
+def parse_device_list(key: str, value: Any) -> str:
+    from quiver.engine.execution.devices import parse_devices
+
+    parse_devices(str(value))
+    return str(value)
+
+
+def parse_cache_device(key: str, value: Any) -> str:
+    kind = str(value).strip().lower()
+    if kind not in ("none", "gpu", "npu"):
+        raise ConfigurationError(f"{key} must be none, gpu or npu (a device listed in quiver.devices), got {value!r}")
+    return kind
+
+
+_VALIDATORS = {
+    "quiver.placement": parse_placement,
+    "quiver.cache.device": parse_cache_device,
+    "quiver.devices": parse_device_list,
+    "quiver.sql.shuffle.partitions": parse_positive_int,
+    "quiver.sql.autoBroadcastJoinThreshold": parse_size,
+    "quiver.sql.join.broadcastByCostMaxBytes": parse_size,
+    "quiver.task.maxFailures": parse_positive_int,
+    "quiver.cache.storage.maxBytes": parse_size,
+    "quiver.cache.storage.diskBytes": parse_size,
+    "quiver.cache.storage.decodedBytes": parse_size,
+    "quiver.ray.numCpus": parse_positive_int,
+    "quiver.ray.objectStoreMemory": parse_size,
+    "quiver.ui.progress": parse_bool,
+    "quiver.sql.repl.eagerEval.maxNumRows": parse_non_negative_int,
+    "quiver.sql.repl.eagerEval.truncate": parse_non_negative_int,
+    "quiver.ui.progress.delayMs": parse_non_negative_int,
+}
+
+
+class RuntimeConfig:
+    """`spark.conf`: get/set/unset of string values, validated on set."""
+
+    def __init__(self, initial: dict[str, Any] | None = None):
+        self._values: dict[str, str] = {}
+        for k, v in (initial or {}).items():
+            self.set(k, v)
+
+    def set(self, key: str, value: Any) -> None:
+        canon = canonical_key(key)
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if canon in _VALIDATORS:
+            _VALIDATORS[canon](key, value)
+        self._values[canon] = str(value)
+
+    def get(self, key: str, default: Any = ...) -> Any:
+        canon = canonical_key(key)
+        if canon in self._values:
+            return self._values[canon]
+        if default is not ...:
+            return default
+        if canon in DEFAULTS:
+            return DEFAULTS[canon]
+        raise ConfigurationError(f"conf key {key!r} is not set and has no default")
+
+    def unset(self, key: str) -> None:
+        self._values.pop(canonical_key(key), None)
+
+    def getAll(self) -> dict[str, str]:
+        return {**DEFAULTS, **self._values}
+
+    def isModifiable(self, key: str) -> bool:
+        return True
+
+    def shuffle_partitions(self) -> int:
+        return parse_positive_int("spark.sql.shuffle.partitions", self.get("quiver.sql.shuffle.partitions"))
+
+    def broadcast_threshold(self) -> int:
+        return parse_size("spark.sql.autoBroadcastJoinThreshold", self.get("quiver.sql.autoBroadcastJoinThreshold"))
+
+    def broadcast_by_cost_max_bytes(self) -> int:
+        """The largest join side broadcast because it is cheaper than a shuffle; -1 turns that off."""
+        return parse_size("quiver.sql.join.broadcastByCostMaxBytes", self.get("quiver.sql.join.broadcastByCostMaxBytes"))
+
+    def ansi_enabled(self) -> bool:
+        """ANSI type coercion, on by default as in Spark 4 (ANSI runtime errors are not implemented)."""
+        return str(self.get("quiver.sql.ansi.enabled")).strip().lower() == "true"
+
+    def max_failures(self) -> int:
+        return parse_positive_int("quiver.task.maxFailures", self.get("quiver.task.maxFailures"))

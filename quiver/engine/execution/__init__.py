@@ -1,0 +1,1 @@
+"""Running a query: the pipeline from analyzed plan to stages, the scheduler, tasks, shuffle, blocks, devices and runtimes."""

@@ -1,0 +1,291 @@
+"""One query's way through the engine: analyzed -> optimized -> physical -> stages -> result.
+
+Each step is computed once, on first use, and can be printed; `explain()` shows them all.
+"""
+from __future__ import annotations
+
+import weakref
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import pyarrow as pa
+
+from quiver.engine.core import plan as L
+from quiver.engine.core.errors import ConfigurationError, QuiverError
+from quiver.engine.core.expressions import Literal
+from quiver.planners.optimizer.reuse import REUSED, replace_subtrees, shared_aggregates
+from quiver.engine.core.subqueries import ScalarSubquery, inline_scalar_subqueries
+from quiver.engine.execution.store import BlockId
+from quiver.planners.optimizer import optimize
+from quiver.planners.optimizer.decorrelate_subqueries import rewrite_subqueries
+from quiver.planners.physical.nodes import PhysicalPlan, estimated_size
+from quiver.planners.physical.planner import PlannerConfig, plan_physical
+from quiver.planners.stages import StageGraph, split_stages
+
+if TYPE_CHECKING:
+    import graphviz
+    from quiver.engine.api.session import Session
+
+# PySpark's explain modes, and ours: "graph" draws the stage DAG with each operator's device.
+EXPLAIN_MODES = ("simple", "extended", "codegen", "cost", "formatted", "graph")
+
+
+def explain_mode(extended: bool | str | None, mode: str | None) -> str:
+    """The mode `df.explain(extended, mode)` asks for, as PySpark reads its two arguments; raises for an unknown one."""
+    if extended is not None and mode is not None:
+        raise ConfigurationError("explain() takes extended or mode, not both")
+    chosen = extended if isinstance(extended, str) else mode or ("extended" if extended is not False else "simple")
+    if not isinstance(chosen, str) or chosen.strip().lower() not in EXPLAIN_MODES:
+        raise ConfigurationError(f"unknown explain mode {chosen!r}; valid modes are {', '.join(EXPLAIN_MODES)}")
+    return chosen.strip().lower()
+
+
+class QueryExecution:
+    """The plans of one action, derived lazily from an analyzed logical plan."""
+
+    def __init__(self, session: "Session", analyzed: L.LogicalPlan, materializing: bool = False,
+                 describe_only: bool = False):
+        self.session = session
+        self.analyzed = analyzed
+        self.materializing = materializing
+        self.describe_only = describe_only
+        self._reused: list[list[BlockId]] = []
+
+    @cached_property
+    def with_cached_data(self) -> L.LogicalPlan:
+        return self.session._cache.substitute(self.analyzed, skip_root=self.materializing,
+                                              materialize=not self.describe_only)
+
+    @cached_property
+    def _optimized(self) -> tuple[L.LogicalPlan, list[str]]:
+        plan = rewrite_subqueries(self.with_cached_data)
+        fired = ["rewrite_subqueries"] if plan != self.with_cached_data else []
+        shared = shared_aggregates(plan)
+        if shared:
+            plan = replace_subtrees(plan, {a: self._computed_once(a) for a in shared})
+            fired.append("reuse_shared_aggregates")
+        inlined = inline_scalar_subqueries(plan, self._scalar_value)
+        if inlined is not plan:
+            fired.append("inline_scalar_subqueries")
+        optimized, rules = optimize(inlined)
+        return optimized, fired + [r for r in rules if r not in fired]
+
+    def _scalar_value(self, sub: ScalarSubquery) -> Literal:
+        """Run an uncorrelated scalar subquery as its own job: its one value, or null for no row."""
+        table = QueryExecution(self.session, sub.plan).to_table()
+        if table.num_rows > 1:
+            raise QuiverError(
+                f"a scalar subquery returned more than one row ({table.num_rows} rows), but one used as a value "
+                f"may return at most one row; aggregate it or add LIMIT 1:\n{sub.plan.tree_string()}"
+            )
+        value = table.column(0)[0].as_py() if table.num_rows else None
+        return Literal(value, sub.dtype)
+
+    def _computed_once(self, plan: L.LogicalPlan) -> L.InMemoryRelation:
+        """Run `plan` as a job of its own and keep its partitions until this query is done."""
+        relation = self.session._cache.store_result(QueryExecution(self.session, plan), REUSED)
+        blocks = [BlockId("cache", relation.cache_key, p, 0) for p in range(relation.partitions)]
+        self._reused.append(blocks)
+        # A query planned but never run (explain, fired_rules) frees them when it is collected.
+        weakref.finalize(self, self.session._store.drop, blocks)
+        return relation
+
+    def _release(self) -> None:
+        """Drop the blocks of the aggregates this query computed once for its subqueries and itself."""
+        for blocks in self._reused:
+            self.session._store.drop(blocks)
+        self._reused.clear()
+
+    @property
+    def optimized(self) -> L.LogicalPlan:
+        return self._optimized[0]
+
+    @property
+    def fired_rules(self) -> list[str]:
+        return self._optimized[1]
+
+    @cached_property
+    def physical(self) -> PhysicalPlan:
+        conf = self.session.conf
+        pconf = PlannerConfig(
+            shuffle_partitions=conf.shuffle_partitions(),
+            broadcast_threshold=conf.broadcast_threshold(),
+            broadcast_by_cost_max_bytes=conf.broadcast_by_cost_max_bytes(),
+            default_parallelism=self.session._runtime.parallelism,
+        )
+        return plan_physical(self.optimized, pconf)
+
+    @cached_property
+    def stages(self) -> StageGraph:
+        return split_stages(self.physical)
+
+    def run(self, result_task: Callable[[int, Iterator[pa.RecordBatch]], Any]) -> list[Any]:
+        """Run the job; `result_task(partition, batches)` consumes each result partition."""
+        try:
+            return self.session._scheduler.run_job(self.stages, result_task)
+        finally:
+            self._release()
+
+    def to_table(self) -> pa.Table:
+        """The whole result as one Arrow table with the user's column names, in partition order."""
+        output = self.analyzed.output
+        schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in output])
+        parts = self.run(lambda p, batches: [_conform(b, schema) for b in batches])
+        batches = [b for part in parts for b in part]
+        table = pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
+        return table.rename_columns([a.name for a in output])
+
+    def placement_string(self) -> str:
+        """Per stage, the device of each operator with its estimated size and cost on every candidate."""
+        candidates = self.session.placement_candidates()
+        if len(candidates) == 1:
+            return f"every operator on {candidates[0].label} (quiver.devices = {self.session.conf.get('quiver.devices')})"
+        return "\n".join(self.session.place(s.id, s.root).describe() for s in self.stages.stages)
+
+    def graph(self) -> graphviz.Digraph:
+        """The stage DAG as a Graphviz picture, each operator coloured by its device (explain(mode="graph"))."""
+        from quiver.engine.ui.plan_graph import plan_graph
+
+        try:
+            return plan_graph(self)
+        finally:
+            self._release()
+
+    def explain_string(self, mode: str = "extended") -> str:
+        sections = []
+        if mode in ("extended", "formatted", "all"):
+            sections.append("== Analyzed Logical Plan ==\n" + self.analyzed.tree_string())
+            rules = f"  (rules fired: {', '.join(self.fired_rules) or 'none'})"
+            sections.append("== Optimized Logical Plan ==" + rules + "\n" + self.optimized.tree_string())
+        if mode == "cost":
+            sections.append("== Optimized Logical Plan ==\n" + self.optimized.tree_string())
+            sections.append("== Physical Plan (estimated rows and bytes each operator produces) ==\n"
+                            + _estimated_tree(self.physical))
+        else:
+            sections.append("== Physical Plan ==\n" + self.physical.tree_string())
+        sections.append("== Stages ==\n" + self.stages.describe())
+        sections.append("== Placement ==\n" + self.placement_string())
+        if mode == "cost":
+            sections.append("== Storage cache (this process, so far) ==\n" + _storage_cache_line())
+        self._release()
+        return "\n\n".join(sections) + "\n"
+
+
+def _estimated_tree(plan: PhysicalPlan, indent: int = 0) -> str:
+    """The physical tree with each operator's estimated output, as `explain("cost")` prints it."""
+    size = estimated_size(plan)
+    note = f"  [rows≈{size[0]:,}, bytes≈{size[1]:,}]" if size is not None else "  [size unknown]"
+    lines = [("   " * (indent - 1) + "+- " if indent else "") + plan.node_string() + note]
+    lines += [_estimated_tree(c, indent + 1) for c in plan.children()]
+    return "\n".join(lines)
+
+
+def _storage_cache_line() -> str:
+    """Hits, misses and bytes of the storage-side cache in front of slow storage (quiver/connectors/cache.py)."""
+    from quiver.connectors.cache import storage_cache_stats
+
+    stats = storage_cache_stats()
+    if not stats:
+        return "no reads through the storage cache yet (it caches object storage such as s3://)"
+    return (f"{stats['hits']:,} block hits ({stats['disk_hits']:,} from disk), {stats['misses']:,} misses; "
+            f"{stats['bytes_from_store']:,} bytes read from the store, {stats['bytes_saved']:,} bytes saved; "
+            f"holding {stats['memory_bytes']:,} bytes in memory and {stats['disk_bytes']:,} on disk")
+
+
+def _keep_batches(partition: int, batches: Iterator[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """A result task that keeps its partition's batches as they are."""
+    return list(batches)
+
+
+def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """Order columns as the query's output and give them exactly its types."""
+    if batch.schema.names != schema.names:
+        batch = pa.RecordBatch.from_arrays([batch.column(n) for n in schema.names], names=schema.names)
+    if batch.schema != schema:
+        batch = pa.RecordBatch.from_arrays(
+            [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, schema)], schema=schema)
+    return batch
+
+
+class CacheManager:
+    """Plans the user cached, materialised into the block store the first time a job needs them."""
+
+    def __init__(self, session: "Session"):
+        self.session = session
+        self._entries: dict[L.LogicalPlan, L.InMemoryRelation | None] = {}
+        self._levels: dict[L.LogicalPlan, str] = {}
+        self._next_key = 0
+
+    def new_key(self) -> int:
+        """A block-store key no other cached or reused relation of this session has."""
+        key = self._next_key
+        self._next_key += 1
+        return key
+
+    def register(self, plan: L.LogicalPlan, storage_level: str) -> None:
+        if plan not in self._entries:
+            self._entries[plan] = None
+            self._levels[plan] = storage_level
+
+    def is_cached(self, plan: L.LogicalPlan) -> bool:
+        return plan in self._entries
+
+    def storage_level(self, plan: L.LogicalPlan) -> str | None:
+        return self._levels.get(plan)
+
+    def unregister(self, plan: L.LogicalPlan) -> None:
+        entry = self._entries.pop(plan, None)
+        self._levels.pop(plan, None)
+        if entry is not None:
+            self.session._store.drop(BlockId("cache", entry.cache_key, p, 0) for p in range(entry.partitions))
+            self.session.drop_device_cache(entry.cache_key)
+
+    def clear(self) -> None:
+        for plan in list(self._entries):
+            self.unregister(plan)
+
+    def substitute(self, plan: L.LogicalPlan, skip_root: bool = False, materialize: bool = True) -> L.LogicalPlan:
+        """Replace every cached subtree by its in-memory relation, materialising it if needed.
+
+        `skip_root` is for the job that materialises `plan` itself: only its inputs are substituted.
+        With `materialize=False` (explain) nothing runs: a cache not yet filled shows as key -1.
+        """
+        if not self._entries:
+            return plan
+
+        def rule(node: L.LogicalPlan) -> L.LogicalPlan:
+            if node is plan and skip_root:
+                return node
+            if node in self._entries:
+                if not materialize and self._entries[node] is None:
+                    return L.InMemoryRelation(-1, node.output, 0, self._levels[node])
+                return self._materialize(node)
+            return node
+
+        return L.transform_down(plan, rule)
+
+    def _materialize(self, plan: L.LogicalPlan) -> L.InMemoryRelation:
+        entry = self._entries.get(plan)
+        if entry is not None:
+            return entry
+        entry = self.store_result(QueryExecution(self.session, plan, materializing=True), self._levels[plan])
+        self._entries[plan] = entry
+        return entry
+
+    def store_result(self, qe: "QueryExecution", storage_level: str) -> L.InMemoryRelation:
+        """Run `qe` and keep each of its result partitions in the block store, under a new key."""
+        key = self.new_key()
+        store = self.session._store
+
+        device = self.session.cache_device()
+        # Each result task hands back its partition's batches (by reference in-process, mapped from
+        # the object store on Ray); the driver keeps them in the store under the cache key.
+        parts = qe.run(_keep_batches)
+        for p, kept in enumerate(parts):
+            store.put(BlockId("cache", key, p, 0), kept)
+            if device is not None:
+                device.cache_put(key, p, kept)
+        # Its real size is known now: the planner sizes joins over it (broadcast or not) from that.
+        return L.InMemoryRelation(key, qe.analyzed.output, len(parts), storage_level,
+                                  rows=sum(b.num_rows for part in parts for b in part),
+                                  size_bytes=sum(b.nbytes for part in parts for b in part))

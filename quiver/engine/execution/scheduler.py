@@ -1,0 +1,422 @@
+"""The DAG scheduler: runs a job's stages in dependency order, one task per partition, on any runtime.
+
+Map stages write shuffle blocks; the result stage hands each partition's batches to the
+action. Each stage becomes `TaskSpec`s that a runtime runs (threads, or Ray workers), so
+this file is the same for every runtime. Failures are handled here, as Spark does:
+
+- A failing task is retried up to `maxFailures` times; an error that persists is raised
+  naming the stage, task and partition, with the original exception chained.
+- A task whose device operators meet data the device cannot hold (`DeviceFallback`) reruns
+  at once with every operator on the CPU, without counting as a failure.
+- A task that cannot read its input blocks because the worker or node holding them died
+  (`BlocksLost`, a fetch failure) has the producing tasks of the missing blocks run again
+  from lineage (recursively, where their own inputs are gone too), then runs again.
+
+Shuffle blocks are freed as soon as every stage that reads them has finished. A rerun
+cannot duplicate output: a map task's blocks replace any earlier attempt's under the same
+ids, a result task's value is only what its last attempt returns, and a file sink keeps
+only the files of the attempt that reported them.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+import pyarrow as pa
+from quiver.engine.core.errors import AnalysisException, TaskFailedError
+from quiver.engine.execution.shuffle import UNCUT, range_bounds
+from quiver.engine.execution.store import BlockId
+from quiver.engine.execution.tasks import (
+    BlocksLost, CutByRange, ReturnResult, StageTask, TaskResources, TaskSpec, WriteShuffle, preorder, stage_inputs,
+    stage_outputs,
+)
+from quiver.executors.base import DeviceFallback
+from quiver.planners.physical.nodes import RangePartitioning
+from quiver.planners.stages import Stage, StageGraph
+
+log = logging.getLogger("quiver.scheduler")
+
+R = TypeVar("R")
+_job_ids = itertools.count(1)
+
+
+@dataclass
+class TaskMetrics:
+    """One attempt of one task, as a job report draws it: where and when it ran, and what it produced."""
+
+    stage_id: int
+    partition: int
+    attempt: int
+    # The worker that ran it (a job report lane): a thread of this process, or a Ray worker's node and pid.
+    worker: str
+    node: str
+    devices: tuple[str, ...]
+    started: float
+    finished: float
+    rows: int = 0
+    bytes: int = 0
+    # The failure of an attempt that did not succeed, in one line.
+    error: str | None = None
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, self.finished - self.started)
+
+
+@dataclass
+class StageMetrics:
+    stage_id: int
+    tasks: int
+    seconds: float = 0.0
+    rows_written: int = 0
+    bytes_written: int = 0
+    attempts: int = 0
+    # Each device the stage's operators ran on ("cpu:0", "gpu:0 (emulated)").
+    devices: tuple[str, ...] = ("cpu:0",)
+    # Tasks that met data their device could not hold and reran on the CPU.
+    fallbacks: int = 0
+    # Tasks of this stage run again because blocks they had written were lost with a worker or node.
+    recomputed: int = 0
+    # Where the tasks ran ("local", or Ray node ids), and what each asked of a worker.
+    nodes: tuple[str, ...] = ()
+    resources: TaskResources = field(default_factory=TaskResources)
+    # Tasks finished so far, and the rows and bytes their operators produced (live, for progress).
+    tasks_done: int = 0
+    rows: int = 0
+    bytes: int = 0
+    # "map" (writes shuffle blocks for later stages) or "result" (hands batches to the action).
+    kind: str = "map"
+    # The stage's root operator, in one line, and how its output is partitioned.
+    description: str = ""
+    started: float = 0.0
+
+
+@dataclass
+class JobMetrics:
+    job_id: int
+    stages: list[StageMetrics] = field(default_factory=list)
+    seconds: float = 0.0
+    # The runtime's block store as the job ended (bytes held, spilled), read when first asked for.
+    store_stats: Callable[[], dict] | None = field(default=None, repr=False)
+    # Every task attempt, in the order they ended.
+    tasks: list[TaskMetrics] = field(default_factory=list)
+    # When the job started (seconds since the epoch), the runtime it ran on, and how it ended.
+    started: float = 0.0
+    runtime: str = ""
+    error: str | None = None
+
+    @property
+    def object_store(self) -> dict:
+        """The block store's state: for Ray, the object store's used and spilled bytes."""
+        return self.store_stats() if self.store_stats else {}
+
+    @property
+    def bytes_shuffled(self) -> int:
+        """Bytes the map stages wrote for later stages to read."""
+        return sum(s.bytes_written for s in self.stages if s.kind == "map")
+
+    def report(self, path: str) -> str:
+        """Write a self-contained HTML timeline of this job (one lane per worker) to `path`; returns the path."""
+        from quiver.engine.ui.job_report import write_job_report
+
+        return write_job_report(self, path)
+
+    def __repr__(self) -> str:
+        state = f"failed: {self.error}" if self.error else f"{self.seconds:.3f} s"
+        return (f"JobMetrics(job {self.job_id} on {self.runtime}: {len(self.stages)} stages, {len(self.tasks)} task "
+                f"attempts, {self.bytes_shuffled:,} bytes shuffled, {state})")
+
+    def _repr_html_(self) -> str:
+        """In a notebook, `spark.lastJob()` shows its summary, timeline and stages."""
+        from quiver.engine.ui.job_report import job_summary_html
+
+        return job_summary_html(self)
+
+
+class JobListener:
+    """Told as a job runs (Spark's SparkListener): progress displays and logs subclass it."""
+
+    def on_job_start(self, job: JobMetrics) -> None:
+        """The job is about to run its first stage."""
+
+    def on_stage_start(self, job: JobMetrics, stage: StageMetrics) -> None:
+        """A stage's tasks are about to be submitted."""
+
+    def on_task_end(self, job: JobMetrics, stage: StageMetrics, task: TaskMetrics) -> None:
+        """One task attempt ended (`task.error` says whether it failed)."""
+
+    def on_stage_end(self, job: JobMetrics, stage: StageMetrics) -> None:
+        """Every task of a stage has succeeded."""
+
+    def on_job_end(self, job: JobMetrics) -> None:
+        """The job ended (`job.error` says whether it failed)."""
+
+
+@dataclass
+class _Job:
+    """One running job: its ids, metrics, and which task spec wrote each block (its lineage)."""
+
+    id: int
+    namespace: str
+    metrics: JobMetrics
+    producers: dict[BlockId, TaskSpec] = field(default_factory=dict)
+    stage_metrics: dict[int, StageMetrics] = field(default_factory=dict)
+    # Per stage, the partitions whose task has succeeded (a rerun or range cut is not counted twice).
+    done: dict[int, set[int]] = field(default_factory=dict)
+
+
+class DAGScheduler:
+    """Runs stage graphs on a runtime with one default (CPU) executor."""
+
+    def __init__(self, runtime, executor, max_failures: int = 4,
+                 placer: Callable[[Stage, dict[int, tuple[int, int]]], dict[int, Any]] | None = None):
+        self.runtime = runtime
+        self.executor = executor
+        self.max_failures = max(1, max_failures)
+        # Given a stage and the rows and bytes its finished parents wrote, the executor of each
+        # operator (by node identity) placed off the default executor.
+        self.placer = placer
+        self.last_job: JobMetrics | None = None
+        # Told of each job, stage and task as they run: progress displays.
+        self.listeners: list[JobListener] = []
+
+    @property
+    def store(self):
+        return self.runtime.store
+
+    @property
+    def _separate_blocks(self) -> bool:
+        """Whether blocks leave the process (Ray), so each must own its buffers rather than slice shared ones."""
+        return self.runtime.blocks_leave_process
+
+    def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R]) -> list[R]:
+        """Run every stage; returns `result_task(partition, batches)` for each result partition, in order."""
+        job_id = next(_job_ids)
+        job = _Job(job_id, f"job{job_id}", JobMetrics(job_id, store_stats=getattr(self.runtime, "store_stats", None),
+                                                       started=time.time(), runtime=type(self.runtime).__name__))
+        started = time.perf_counter()
+        readers_left = {s.id: sum(1 for t in graph.stages if s.id in t.parents) for s in graph.stages}
+        self._tell("on_job_start", job.metrics)
+        try:
+            for stage in graph.stages[:-1]:
+                self._run_map_stage(stage, job)
+                self._release_parents(stage, readers_left, job)
+            result = graph.result
+            metrics = self._stage_metrics(result, job, "result")
+            t0 = time.perf_counter()
+            specs = self._stage_specs(result, job, metrics, ReturnResult(result_task))
+            out = self._run_specs(specs, job)
+            metrics.seconds = time.perf_counter() - t0
+            self._tell("on_stage_end", job.metrics, metrics)
+            return out
+        except BaseException as exc:
+            job.metrics.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            raise
+        finally:
+            self.store.drop_namespace(job.namespace)
+            job.metrics.seconds = time.perf_counter() - started
+            self.last_job = job.metrics
+            self._tell("on_job_end", job.metrics)
+
+    # ---------------------------------------------------------- stages
+
+    def _stage_metrics(self, stage: Stage, job: _Job, kind: str = "map") -> StageMetrics:
+        metrics = StageMetrics(stage.id, stage.num_partitions, kind=kind, description=_describe(stage),
+                               started=time.time())
+        job.stage_metrics[stage.id] = metrics
+        job.metrics.stages.append(metrics)
+        return metrics
+
+    def _tell(self, event: str, *args: Any) -> None:
+        """Tell each listener of `event`; a listener's failure is logged, never the job's."""
+        for listener in self.listeners:
+            try:
+                getattr(listener, event)(*args)
+            except Exception:  # noqa: BLE001 — a progress display must not fail the job it shows
+                log.warning("job listener %s failed on %s", type(listener).__name__, event, exc_info=True)
+
+    def _stage_specs(self, stage: Stage, job: _Job, metrics: StageMetrics, finish) -> list[TaskSpec]:
+        placed = self._placement(stage, job, metrics)
+        nodes = preorder(stage.root)
+        placement = tuple((i, placed[id(n)]) for i, n in enumerate(nodes) if id(n) in placed)
+        resources = _resources(placed.values())
+        metrics.resources = resources
+        self._tell("on_stage_start", job.metrics, metrics)
+        body = StageTask(stage.root, self.executor, finish, placement)
+        return [TaskSpec(stage.id, p, job.id, body, stage_inputs(stage.root, p, job.namespace),
+                         stage_outputs(stage.id, p, stage.output, job.namespace), resources)
+                for p in range(stage.num_partitions)]
+
+    def _placement(self, stage: Stage, job: _Job, metrics: StageMetrics) -> dict[int, Any]:
+        if self.placer is None:
+            return {}
+        actual = {m.stage_id: (m.rows_written, m.bytes_written) for m in job.metrics.stages}
+        placed = self.placer(stage, actual)
+        if placed:
+            metrics.devices = ("cpu:0", *sorted({str(e.device) for e in placed.values()}))
+        return placed
+
+    def _run_map_stage(self, stage: Stage, job: _Job) -> None:
+        metrics = self._stage_metrics(stage, job)
+        t0 = time.perf_counter()
+        specs = self._stage_specs(stage, job, metrics, WriteShuffle(stage.output, self._separate_blocks))
+        written = self._run_specs(specs, job)
+        for w in written:
+            metrics.rows_written += w["rows"]
+            metrics.bytes_written += w["bytes"]
+        if isinstance(stage.output, RangePartitioning):
+            self._cut_range_exchange(stage, job, [(w["rows"], w["sample"]) for w in written])
+        metrics.seconds = time.perf_counter() - t0
+        self._tell("on_stage_end", job.metrics, metrics)
+        log.debug("stage %s done: %s tasks, %s rows", stage.id, stage.num_partitions, metrics.rows_written)
+
+    def _cut_range_exchange(self, stage: Stage, job: _Job, samples: list) -> None:
+        """Bounds from every map task's sample, then one task per map output cutting it by them."""
+        bounds = range_bounds(samples, stage.output)
+        n = stage.output.num_partitions
+        specs = []
+        for m in range(stage.num_partitions):
+            whole = BlockId(job.namespace, stage.id, m, UNCUT)
+            specs.append(TaskSpec(stage.id, m, job.id, CutByRange(whole, stage.output, bounds, self._separate_blocks), (whole,),
+                                  tuple(BlockId(job.namespace, stage.id, m, r) for r in range(n))))
+        self._run_specs(specs, job)
+        self.store.drop([s.inputs[0] for s in specs])
+
+    def _release_parents(self, stage: Stage, readers_left: dict[int, int], job: _Job) -> None:
+        for parent in stage.parents:
+            readers_left[parent] -= 1
+            if readers_left[parent] == 0:
+                self.store.drop(self.store.blocks_of(job.namespace, parent))
+
+    # ---------------------------------------------------------- tasks
+
+    def _run_specs(self, specs: list[TaskSpec], job: _Job) -> list[Any]:
+        """Run tasks until each succeeds; retries failures, falls back from devices, recomputes lost blocks."""
+        values: list[Any] = [None] * len(specs)
+        failures = [0] * len(specs)
+        recomputes = [0] * len(specs)
+        for spec in specs:
+            for block in spec.outputs:
+                job.producers[block] = spec
+        pending = list(enumerate(specs))
+        while pending:
+            batch = [s for _, s in pending]
+            outcomes = self.runtime.run_tasks(batch, lambda k, outcome, batch=batch: self._task_ended(batch[k], outcome, job))
+            retry: list[tuple[int, TaskSpec]] = []
+            for (i, spec), outcome in zip(pending, outcomes):
+                error = outcome.error
+                if error is None:
+                    values[i] = outcome.value
+                    continue
+                retry.append((i, self._after_failure(spec, error, failures, recomputes, i, job)))
+            pending = retry
+        return values
+
+    def _task_ended(self, spec: TaskSpec, outcome: Any, job: _Job) -> None:
+        """Record one task attempt in the job's metrics and tell the listeners, as it ends."""
+        task = TaskMetrics(spec.stage_id, spec.partition, spec.attempt, outcome.worker, outcome.node,
+                           _task_devices(spec), outcome.started, outcome.finished, outcome.rows, outcome.bytes,
+                           None if outcome.error is None else _one_line(outcome.error))
+        job.metrics.tasks.append(task)
+        metrics = job.stage_metrics.get(spec.stage_id)
+        if metrics is None:
+            return
+        metrics.attempts += 1
+        if outcome.node not in metrics.nodes:
+            metrics.nodes = (*metrics.nodes, outcome.node)
+        done = job.done.setdefault(spec.stage_id, set())
+        if outcome.error is None and isinstance(spec.body, StageTask) and spec.partition not in done:
+            done.add(spec.partition)
+            metrics.tasks_done = len(done)
+            metrics.rows += outcome.rows
+            metrics.bytes += outcome.bytes
+        self._tell("on_task_end", job.metrics, metrics, task)
+
+    def _after_failure(self, spec: TaskSpec, error: BaseException, failures: list[int], recomputes: list[int],
+                       i: int, job: _Job) -> TaskSpec:
+        """The spec to run next after `error`, or raise when the job cannot go on."""
+        again = replace(spec, attempt=spec.attempt + 1)
+        if isinstance(error, AnalysisException):
+            raise error
+        if isinstance(error, BlocksLost):
+            recomputes[i] += 1
+            if recomputes[i] > self.max_failures:
+                raise self._failed(spec, self.max_failures, error, "lost its input blocks")
+            log.warning("task %s of stage %s lost %s input block(s); recomputing them from lineage",
+                        spec.partition, spec.stage_id, len(error.blocks))
+            self._recompute(error.blocks, job, spec)
+            return again
+        if isinstance(error, DeviceFallback):
+            body = spec.body
+            if not getattr(body, "placement", ()):
+                raise TaskFailedError(
+                    f"Task {spec.partition} in stage {spec.stage_id} (partition {spec.partition}) met data no "
+                    f"executor can hold, with every operator on the CPU: {error}", spec.stage_id, spec.partition,
+                    spec.attempt + 1) from error
+            log.warning("task %s of stage %s falls back to the CPU: %s", spec.partition, spec.stage_id, error)
+            metrics = job.stage_metrics.get(spec.stage_id)
+            if metrics is not None:
+                metrics.fallbacks += 1
+            return replace(again, body=body.without_placement(), resources=TaskResources())
+        failures[i] += 1
+        log.warning("task %s of stage %s failed (attempt %s/%s): %s",
+                    spec.partition, spec.stage_id, failures[i], self.max_failures, error)
+        if failures[i] >= self.max_failures:
+            raise self._failed(spec, self.max_failures, error, f"failed {self.max_failures} times")
+        return again
+
+    def _recompute(self, lost: tuple[BlockId, ...], job: _Job, reader: TaskSpec) -> None:
+        """Run again the tasks that wrote the lost blocks (each once), as Spark resubmits on a fetch failure."""
+        producers: dict[int, TaskSpec] = {}
+        for block in lost:
+            spec = job.producers.get(block)
+            if spec is None:
+                raise TaskFailedError(
+                    f"Task {reader.partition} in stage {reader.stage_id} (partition {reader.partition}) lost block "
+                    f"{block}, which no task of this job wrote (a cached block whose worker died); unpersist and "
+                    "cache the DataFrame again", reader.stage_id, reader.partition, reader.attempt + 1)
+            producers[id(spec)] = spec
+        for spec in producers.values():
+            metrics = job.stage_metrics.get(spec.stage_id)
+            if metrics is not None:
+                metrics.recomputed += 1
+        self._run_specs([replace(s, attempt=s.attempt + 1) for s in producers.values()], job)
+
+    @staticmethod
+    def _failed(spec: TaskSpec, attempts: int, error: BaseException, what: str) -> TaskFailedError:
+        exc = TaskFailedError(
+            f"Task {spec.partition} in stage {spec.stage_id} (partition {spec.partition}) {what}; "
+            f"most recent failure: {type(error).__name__}: {error}", spec.stage_id, spec.partition, attempts)
+        exc.__cause__ = error
+        return exc
+
+
+def _task_devices(spec: TaskSpec) -> tuple[str, ...]:
+    """The devices a task's operators ran on: each placed executor's, else the CPU."""
+    placed = getattr(spec.body, "placement", ())
+    return tuple(sorted({str(e.device) for _, e in placed})) if placed else ("cpu:0",)
+
+
+def _describe(stage: Stage) -> str:
+    """A stage in one line: its root operator, as explain() prints it."""
+    return stage.root.node_string().splitlines()[0][:120]
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:300]
+
+
+def _resources(executors) -> TaskResources:
+    """What a task asks of a worker: a GPU or NPU when any of its operators is placed on one."""
+    devices = [e.device for e in executors]
+    kinds = {d.kind for d in devices}
+    return TaskResources(1.0, 1.0 if "gpu" in kinds else 0.0, 1.0 if "npu" in kinds else 0.0,
+                         emulated=bool(devices) and all(d.emulated for d in devices))
+
+
+__all__ = ["BlockId", "DAGScheduler", "JobListener", "JobMetrics", "StageMetrics", "TaskMetrics"]

@@ -1,0 +1,1 @@
+"""Spark SQL text as logical plans: statements, expressions, windows, PIVOT and views."""

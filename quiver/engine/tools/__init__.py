@@ -1,0 +1,1 @@
+"""The command-line tools: `quiver`, `quiver-submit` and the calibration of devices."""

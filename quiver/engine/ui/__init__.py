@@ -1,0 +1,1 @@
+"""What a person sees: result tables, plan pictures, live progress and job reports."""

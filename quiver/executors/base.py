@@ -1,0 +1,72 @@
+"""The executor seam: a `Device` and an `Executor` that runs a stage's operators on it.
+
+Executors declare what they can run as data (`capabilities`), so the planner can place
+operators without knowing devices by name. The CPU executor is always present.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pyarrow as pa
+from quiver.engine.core.errors import QuiverError
+
+
+class DeviceFallback(QuiverError):
+    """An operator placed on a device met data the device cannot hold; the task reruns on the CPU.
+
+    Placement decides from types before any data moves, so a value only the data reveals (a
+    decimal beyond 64 bits, a sum that may leave them) is raised as this instead of a wrong
+    answer, and the scheduler reruns the task with every operator on the CPU.
+    """
+
+
+@dataclass(frozen=True)
+class Device:
+    """Where an executor runs: kind ('cpu', 'gpu', 'npu'), index, memory, and whether it is emulated."""
+
+    kind: str
+    index: int = 0
+    memory_bytes: int | None = None
+    emulated: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.index}{' (emulated)' if self.emulated else ''}"
+
+
+@dataclass
+class TaskContext:
+    """What a running task may use: its stage, partition, attempt, the block store and metrics."""
+
+    stage_id: int
+    partition: int
+    attempt: int
+    blocks: Any
+    job_id: int
+    metrics: dict = field(default_factory=dict)
+    # The executor of each operator node (by identity) placed off the default executor.
+    placement: dict[int, Any] = field(default_factory=dict)
+    default_executor: Any = None
+
+    def executor_for(self, plan: Any) -> Any:
+        """The executor that runs operator `plan` in this task."""
+        return self.placement.get(id(plan), self.default_executor)
+
+
+class Executor(Protocol):
+    """Runs a physical operator tree for one partition, streaming Arrow record batches.
+
+    `capabilities` names the operators it runs; `unsupported(plan)` says, for one operator,
+    why it cannot run it here (an expression, a type, a join type) or None when it can. A
+    child placed on another executor is run through `ctx.executor_for(child)`.
+    """
+
+    device: Device
+    capabilities: frozenset[str]
+
+    def unsupported(self, plan: Any) -> str | None:
+        """None when this executor can run operator `plan`, else the reason it cannot."""
+
+    def execute(self, plan: Any, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        """Yield the batches of partition `partition` of `plan`."""

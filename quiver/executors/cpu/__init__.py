@@ -1,0 +1,1 @@
+"""The CPU executor: physical operators on Arrow with pyarrow.compute, Acero, numpy and numba."""

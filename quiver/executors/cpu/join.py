@@ -1,0 +1,301 @@
+"""Joins on Arrow tables: match row indices on narrow key tables, then gather the payload once.
+
+Matching runs Acero's hash join over (keys, row id) only; every join type, and any
+non-equality residual condition, is then assembled from the matched index pairs. Null
+keys never match (SQL semantics), which Acero's hash join already guarantees; float keys
+are canonicalised first, so NaN matches NaN and -0.0 matches 0.0 as in Spark.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.acero as acero
+import pyarrow.compute as pc
+
+from quiver.engine.core import types as T
+from quiver.engine.core.expressions import AttributeRef, Expr
+from quiver.executors.cpu.batch_chunks import CHUNK_ROWS, table_chunks
+from quiver.executors.cpu.evaluate import evaluate, evaluate_array
+from quiver.executors.cpu.hashing import canonical_floats
+
+PAIR_CHUNK = 1 << 20
+
+
+def join_tables(
+    left: pa.Table,
+    right: pa.Table,
+    how: str,
+    left_keys: tuple[Expr, ...],
+    right_keys: tuple[Expr, ...],
+    condition: Expr | None,
+    output: tuple[AttributeRef, ...],
+) -> pa.Table:
+    """Join `left` and `right` (columns named by internal attribute names) into `output` columns."""
+    left = left.combine_chunks()
+    right = right.combine_chunks()
+    if left_keys and condition is None:
+        joined = _acero_join(left, right, how, left_keys, right_keys, output)
+        if joined is not None:
+            return joined
+    if left_keys:
+        li, ri = _key_matches(left, right, left_keys, right_keys)
+    else:
+        li, ri = _all_pairs(left.num_rows, right.num_rows)
+    if condition is not None and len(li):
+        li, ri = _apply_residual(left, right, li, ri, condition)
+    return _assemble(left, right, how, li, ri, output)
+
+
+def _key_matches(left: pa.Table, right: pa.Table, lk: tuple[Expr, ...], rk: tuple[Expr, ...]) -> tuple[np.ndarray, np.ndarray]:
+    lbatch = _as_batch(left)
+    rbatch = _as_batch(right)
+    lcols = {f"k{i}": evaluate_array(e, lbatch) for i, e in enumerate(lk)}
+    rcols = {f"r{i}": evaluate_array(e, rbatch) for i, e in enumerate(rk)}
+    for i in range(len(lk)):
+        a, b = lcols[f"k{i}"], rcols[f"r{i}"]
+        if a.type != b.type:
+            b = b.cast(a.type)
+        lcols[f"k{i}"], rcols[f"r{i}"] = canonical_floats(a), canonical_floats(b)
+    lcols["__l"] = pa.array(np.arange(left.num_rows, dtype=np.int64))
+    rcols["__r"] = pa.array(np.arange(right.num_rows, dtype=np.int64))
+    ltab, rtab = pa.table(lcols), pa.table(rcols)
+    joined = ltab.join(rtab, keys=[f"k{i}" for i in range(len(lk))], right_keys=[f"r{i}" for i in range(len(rk))],
+                       join_type="inner", use_threads=False, coalesce_keys=False)
+    return joined.column("__l").to_numpy(), joined.column("__r").to_numpy()
+
+
+_ACERO_JOIN_TYPES = {
+    "inner": "inner", "left": "left outer", "right": "right outer", "full": "full outer",
+    "left_semi": "left semi", "left_anti": "left anti",
+}
+
+
+def _acero_join(left: pa.Table, right: pa.Table, how: str, lk: tuple[Expr, ...], rk: tuple[Expr, ...],
+                output: tuple[AttributeRef, ...]) -> pa.Table | None:
+    """Acero's hash join with the payload carried through; None where Acero cannot carry a column type."""
+    left, lnames = _with_keys(left, lk, "__lk")
+    right, rnames = _with_keys(right, rk, "__rk")
+    for i, (a, b) in enumerate(zip(lnames, rnames)):
+        if left.schema.field(a).type != right.schema.field(b).type:
+            right = right.set_column(right.schema.get_field_index(b), b,
+                                     right.column(b).cast(left.schema.field(a).type))
+    try:
+        joined = left.join(right, keys=lnames, right_keys=rnames, join_type=_ACERO_JOIN_TYPES[how],
+                           use_threads=False, coalesce_keys=False)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        return None
+    return joined.select([a.internal_name for a in output])
+
+
+_MIRRORED = {"inner": "inner", "left": "right outer", "right": "left outer", "full": "full outer",
+             "left_semi": "right semi", "left_anti": "right anti"}
+# Acero's join types (the probe side on its left) whose output for a probe row depends on that row alone.
+_PROBE_LOCAL = frozenset({"inner", "left outer", "left semi", "left anti"})
+# Probe chunks hold at least this many times the build side's rows (building costs a few times
+# what probing does per row), and at most MAX_CHUNK_ROWS; past that the probe side streams.
+BUILD_REUSE = 16
+MAX_CHUNK_ROWS = 4 * CHUNK_ROWS
+
+
+def stream_hash_join(
+    probe: Iterator[pa.RecordBatch], probe_attrs: tuple[AttributeRef, ...], probe_keys: tuple[Expr, ...],
+    build: pa.Table, build_keys: tuple[Expr, ...], how: str, output: tuple[AttributeRef, ...], probe_is_left: bool,
+    residual: pc.Expression | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """An equi-join streaming `probe` batches through Acero's hash table on `build`; yields output batches.
+
+    `how` is from the left side's point of view; when the probe side is the right input the
+    join type is mirrored, since Acero builds on its second input. `residual`, over internal
+    column names, is the rest of the ON condition, which a matching pair must also satisfy.
+    Where each probe row's output depends on that row alone, the probe side goes through in
+    chunks of batches, joined on this thread (see batch_chunks).
+    """
+    if probe_is_left:
+        join_type = _ACERO_JOIN_TYPES[how]
+    elif how in _MIRRORED:
+        join_type = _MIRRORED[how]
+    else:
+        raise ValueError(f"a {how} join cannot build on its left side")
+    build, build_names = _with_keys(build.combine_chunks(), build_keys, "__bk")
+    schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in probe_attrs])
+    computed = [(i, e) for i, e in enumerate(probe_keys)
+                if not (isinstance(e, AttributeRef) and e.internal_name in schema.names) or _is_float(e)]
+    probe_names = [e.internal_name if not any(i == j for j, _ in computed) else f"__pk{i}"
+                   for i, e in enumerate(probe_keys)]
+    for i, e in computed:
+        schema = schema.append(pa.field(f"__pk{i}", e.dtype.to_arrow()))
+    for name, bname in zip(probe_names, build_names):
+        want = schema.field(name).type
+        if build.schema.field(bname).type != want:
+            build = build.set_column(build.schema.get_field_index(bname), bname, build.column(bname).cast(want))
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for b in probe:
+            if b.num_rows == 0:
+                continue
+            arrays = [b.column(a.internal_name) for a in probe_attrs]
+            arrays += [canonical_floats(evaluate_array(e, b)) for _, e in computed]
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    names = [a.internal_name for a in output]
+    keep_probe = [n for n in schema.names if n in names]
+    keep_build = [n for n in build.column_names if n in names]
+    probe_side = _JoinSide(probe_names, keep_probe)
+    build_side = _JoinSide(build_names, keep_build)
+    chunk_rows = max(CHUNK_ROWS, build.num_rows * BUILD_REUSE)
+    if join_type in _PROBE_LOCAL and chunk_rows <= MAX_CHUNK_ROWS:
+        # Each chunk of probe rows joins on this thread; the hash table is built again per chunk,
+        # which chunks of many times the build side's rows keep to a small share of the work.
+        # A chunk smaller than the build side is itself the cheaper side to build on.
+        for chunk in table_chunks(batches(), schema, chunk_rows):
+            if chunk.num_rows < build.num_rows:
+                plan = _hash_join(_SWAPPED[join_type], build, build_side, chunk, probe_side, residual)
+            else:
+                plan = _hash_join(join_type, chunk, probe_side, build, build_side, residual)
+            yield from _named(plan, names)
+        return
+    # Unmatched build rows (or matched ones, for a semi join) are known only once every probe
+    # row is in: one plan streams the whole probe side.
+    reader = pa.RecordBatchReader.from_batches(schema, batches())
+    yield from _named(_hash_join(join_type, reader, probe_side, build, build_side, residual), names)
+
+
+@dataclass(frozen=True)
+class _JoinSide:
+    """One input of an Acero hash join: its key columns and the columns it contributes to the output."""
+
+    keys: list[str]
+    output: list[str]
+
+
+# A probe-local join with its inputs swapped: the build side becomes Acero's left input.
+_SWAPPED = {"inner": "inner", "left outer": "right outer", "left semi": "right semi", "left anti": "right anti"}
+
+
+def _hash_join(join_type: str, left: pa.Table | pa.RecordBatchReader, left_side: _JoinSide, right: pa.Table,
+               right_side: _JoinSide, residual: pc.Expression | None) -> acero.Declaration:
+    """Acero's hash join of `left` with `right`, building its hash table on `right`."""
+    if isinstance(left, pa.RecordBatchReader):
+        source = acero.Declaration("record_batch_reader_source", acero.RecordBatchReaderSourceNodeOptions(left))
+    else:
+        source = acero.Declaration("table_source", acero.TableSourceNodeOptions(left))
+    left_output = [] if join_type in ("right semi", "right anti") else left_side.output
+    right_output = [] if join_type in ("left semi", "left anti") else right_side.output
+    options = acero.HashJoinNodeOptions(join_type, left_side.keys, right_side.keys, left_output, right_output,
+                                        filter_expression=residual)
+    build = acero.Declaration("table_source", acero.TableSourceNodeOptions(right))
+    return acero.Declaration("hashjoin", options, inputs=[source, build])
+
+
+def _named(plan: acero.Declaration, names: list[str]) -> Iterator[pa.RecordBatch]:
+    """The plan's non-empty output batches with exactly the columns `names`, in that order."""
+    for batch in plan.to_reader(use_threads=False):
+        if batch.num_rows:
+            yield pa.RecordBatch.from_arrays([batch.column(n) for n in names], names=names)
+
+
+def _with_keys(table: pa.Table, keys: tuple[Expr, ...], prefix: str) -> tuple[pa.Table, list[str]]:
+    """Key columns by name: an attribute's own column, or an evaluated expression appended.
+
+    Float keys are always appended canonicalised, since Acero matches keys bit for bit.
+    """
+    names = []
+    batch = None
+    for i, e in enumerate(keys):
+        if isinstance(e, AttributeRef) and e.internal_name in table.column_names and not _is_float(e):
+            names.append(e.internal_name)
+            continue
+        batch = batch if batch is not None else _as_batch(table)
+        name = f"{prefix}{i}"
+        table = table.append_column(name, canonical_floats(evaluate_array(e, batch)))
+        names.append(name)
+    return table, names
+
+
+def _is_float(e: Expr) -> bool:
+    return isinstance(e.dtype, (T.FloatType, T.DoubleType))
+
+
+def _as_batch(table: pa.Table) -> pa.RecordBatch:
+    batches = table.to_batches()
+    if len(batches) == 1:
+        return batches[0]
+    return pa.RecordBatch.from_arrays([c.combine_chunks() for c in table.columns], schema=table.schema)
+
+
+def _all_pairs(n_left: int, n_right: int) -> tuple[np.ndarray, np.ndarray]:
+    li = np.repeat(np.arange(n_left, dtype=np.int64), n_right)
+    ri = np.tile(np.arange(n_right, dtype=np.int64), n_left)
+    return li, ri
+
+
+def _apply_residual(left: pa.Table, right: pa.Table, li: np.ndarray, ri: np.ndarray, condition: Expr) -> tuple[np.ndarray, np.ndarray]:
+    keep_l, keep_r = [], []
+    for start in range(0, len(li), PAIR_CHUNK):
+        cl, cr = li[start:start + PAIR_CHUNK], ri[start:start + PAIR_CHUNK]
+        pairs = _gather(left, right, cl, cr)
+        mask = evaluate(condition, pairs)
+        if isinstance(mask, pa.Scalar):
+            if mask.as_py():
+                keep_l.append(cl)
+                keep_r.append(cr)
+            continue
+        m = pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
+        keep_l.append(cl[m])
+        keep_r.append(cr[m])
+    if not keep_l:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(keep_l), np.concatenate(keep_r)
+
+
+def _gather(left: pa.Table, right: pa.Table, li: np.ndarray, ri: np.ndarray) -> pa.RecordBatch:
+    lt = left.take(pa.array(li))
+    rt = right.take(pa.array(ri))
+    arrays = [c.combine_chunks() for c in lt.columns] + [c.combine_chunks() for c in rt.columns]
+    return pa.RecordBatch.from_arrays(arrays, names=lt.column_names + rt.column_names)
+
+
+def _unmatched(n: int, matched: np.ndarray) -> np.ndarray:
+    mask = np.ones(n, dtype=bool)
+    mask[matched] = False
+    return np.nonzero(mask)[0]
+
+
+def _assemble(left: pa.Table, right: pa.Table, how: str, li: np.ndarray, ri: np.ndarray,
+              output: tuple[AttributeRef, ...]) -> pa.Table:
+    if how == "left_semi":
+        return _select(left.take(pa.array(np.unique(li))), output)
+    if how == "left_anti":
+        return _select(left.take(pa.array(_unmatched(left.num_rows, li))), output)
+    l_idx, r_idx = [li], [ri]
+    l_null, r_null = [np.zeros(len(li), bool)], [np.zeros(len(ri), bool)]
+    if how in ("left", "full"):
+        extra = _unmatched(left.num_rows, li)
+        l_idx.append(extra)
+        r_idx.append(np.zeros(len(extra), np.int64))
+        l_null.append(np.zeros(len(extra), bool))
+        r_null.append(np.ones(len(extra), bool))
+    if how in ("right", "full"):
+        extra = _unmatched(right.num_rows, ri)
+        l_idx.append(np.zeros(len(extra), np.int64))
+        r_idx.append(extra)
+        l_null.append(np.ones(len(extra), bool))
+        r_null.append(np.zeros(len(extra), bool))
+    lt = left.take(_indices(np.concatenate(l_idx), np.concatenate(l_null)))
+    rt = right.take(_indices(np.concatenate(r_idx), np.concatenate(r_null)))
+    columns = {n: c for n, c in zip(lt.column_names, lt.columns)}
+    columns.update({n: c for n, c in zip(rt.column_names, rt.columns)})
+    return pa.table([columns[a.internal_name] for a in output], names=[a.internal_name for a in output])
+
+
+def _indices(idx: np.ndarray, null: np.ndarray) -> pa.Array:
+    if null.any():
+        return pa.array(idx, type=pa.int64(), mask=null)
+    return pa.array(idx, type=pa.int64())
+
+
+def _select(table: pa.Table, output: tuple[AttributeRef, ...]) -> pa.Table:
+    return table.select([a.internal_name for a in output])

@@ -1,0 +1,273 @@
+"""CPU kernels for Spark's date and time functions: fields, arithmetic, parsing, formatting, truncation."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from quiver.engine.core import types as T
+from quiver.executors.cpu.kernels import datetime_format as dtf
+from quiver.executors.cpu.cast import cast_array
+from quiver.executors.cpu.kernels.registry import Value, _all_null, _as_array, _constant, _length_of, kernel
+
+
+# ---------------------------------------------------------------- dates and times
+
+def _as_date(value: pa.Array) -> pa.Array:
+    return value if pa.types.is_date32(value.type) else cast_array(value, T.DateType())
+
+
+def _as_timestamp(value: pa.Array) -> pa.Array:
+    return value if value.type == pa.timestamp("us") else cast_array(value, T.TimestampType())
+
+
+def _int32(value: pa.Array) -> pa.Array:
+    return value.cast(pa.int32())
+
+
+def _field(name: str, fn: Callable[[pa.Array], pa.Array], of: Callable[[pa.Array], pa.Array]) -> None:
+    def run(args: list[Value], rt: T.DataType) -> Value:
+        return _int32(fn(of(args[0])))
+    run.__doc__ = f"{name}: a calendar field as int."
+    kernel(name)(run)
+
+
+for _name, _fn in (("year", pc.year), ("month", pc.month), ("dayofmonth", pc.day), ("day", pc.day),
+                   ("dayofyear", pc.day_of_year), ("quarter", pc.quarter), ("weekofyear", pc.iso_week),
+                   ("weekday", pc.day_of_week)):
+    _field(_name, _fn, _as_date)
+_field("dayofweek", lambda d: pc.day_of_week(d, count_from_zero=False, week_start=7), _as_date)
+_field("hour", pc.hour, _as_timestamp)
+_field("minute", pc.minute, _as_timestamp)
+_field("second", pc.second, _as_timestamp)
+
+
+def _days(dates: pa.Array) -> np.ndarray:
+    return _as_date(dates).cast(pa.int32()).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _date_result(days: np.ndarray, *sources: Value) -> pa.Array:
+    mask = np.zeros(len(days), dtype=bool)
+    for s in sources:
+        if isinstance(s, pa.Array):
+            mask |= s.is_null().to_numpy(zero_copy_only=False)
+        elif not s.is_valid:
+            mask[:] = True
+    return pa.array(days.astype(np.int32), pa.date32(), mask=mask)
+
+
+@kernel("last_day")
+def last_day(args: list[Value], rt: T.DataType) -> Value:
+    """The last day of the date's month."""
+    year, month, _ = dtf.civil_from_days(_days(args[0]))
+    last = dtf.days_from_civil(year, month, dtf.days_in_month(year, month))
+    return _date_result(last, args[0])
+
+
+def _shift_days(args: list[Value], sign: int) -> pa.Array:
+    length = _length_of(args)
+    dates = _as_array(args[0], length)
+    count = _as_array(args[1], length)
+    offset = count.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    return _date_result(_days(dates) + sign * offset, dates, count)
+
+
+@kernel("date_add", "dateadd", data="all")
+def date_add(args: list[Value], rt: T.DataType) -> Value:
+    """The date `days` days later."""
+    return _shift_days(args, 1)
+
+
+@kernel("date_sub", data="all")
+def date_sub(args: list[Value], rt: T.DataType) -> Value:
+    """The date `days` days earlier."""
+    return _shift_days(args, -1)
+
+
+@kernel("datediff", "date_diff", data="all")
+def datediff(args: list[Value], rt: T.DataType) -> Value:
+    """Days from `start` to `end` (end - start)."""
+    end, start = (_as_date(a) if isinstance(a, pa.Array) else cast_array(a, T.DateType()) for a in args)
+    return pc.subtract(end.cast(pa.int32()), start.cast(pa.int32()))
+
+
+@kernel("add_months", data="all")
+def add_months(args: list[Value], rt: T.DataType) -> Value:
+    """The date `n` months later, clamped to the end of a shorter month (Jan 31 + 1 = Feb 29)."""
+    length = _length_of(args)
+    dates, count = _as_array(args[0], length), _as_array(args[1], length)
+    year, month, day = dtf.civil_from_days(_days(dates))
+    total = year * 12 + (month - 1) + count.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    new_year, new_month = np.floor_divide(total, 12), total % 12 + 1
+    new_day = np.minimum(day, dtf.days_in_month(new_year, new_month))
+    return _date_result(dtf.days_from_civil(new_year, new_month, new_day), dates, count)
+
+
+def _add_months_to_days(days: np.ndarray, months: int) -> np.ndarray:
+    """Days since the epoch moved by whole months, clamped to the end of a shorter month."""
+    if months == 0:
+        return days
+    year, month, day = dtf.civil_from_days(days)
+    total = year * 12 + (month - 1) + months
+    new_year, new_month = np.floor_divide(total, 12), total % 12 + 1
+    return dtf.days_from_civil(new_year, new_month, np.minimum(day, dtf.days_in_month(new_year, new_month)))
+
+
+_MICROS_PER_DAY = 86_400_000_000
+
+
+@kernel("interval_add")
+def interval_add(args: list[Value], rt: T.DataType) -> Value:
+    """`start + INTERVAL m MONTHS d DAYS u MICROSECONDS`: months first (end-of-month clamped), then days and time."""
+    months, days, micros = (int(_constant(a, "interval_add", "interval part")) for a in args[1:])
+    start = args[0]
+    if isinstance(rt, T.DateType):
+        return _date_result(_add_months_to_days(_days(start), months) + days, start)
+    stamps = _as_timestamp(start)
+    raw = stamps.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    day, time_of_day = np.divmod(raw, _MICROS_PER_DAY)
+    shifted = (_add_months_to_days(day, months) + days) * _MICROS_PER_DAY + time_of_day + micros
+    return pa.array(shifted, pa.timestamp("us"), mask=stamps.is_null().to_numpy(zero_copy_only=False))
+
+
+@kernel("months_between", data=(0, 1))
+def months_between(args: list[Value], rt: T.DataType) -> Value:
+    """Months from date2 to date1; whole when the days match or both are month ends, else by 31-day months."""
+    round_off = True if len(args) < 3 else _constant(args[2], "months_between", "roundOff flag")
+    length = _length_of(args[:2])
+    first, second = (_as_timestamp(_as_array(a, length)) for a in args[:2])
+    m1 = first.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    m2 = second.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    d1, d2 = np.floor_divide(m1, dtf.MICROS_PER_DAY), np.floor_divide(m2, dtf.MICROS_PER_DAY)
+    y1, mo1, day1 = dtf.civil_from_days(d1)
+    y2, mo2, day2 = dtf.civil_from_days(d2)
+    months = ((y1 - y2) * 12 + (mo1 - mo2)).astype(np.float64)
+    last1 = day1 == dtf.days_in_month(y1, mo1)
+    last2 = day2 == dtf.days_in_month(y2, mo2)
+    seconds1 = (m1 - d1 * dtf.MICROS_PER_DAY) // dtf.MICROS_PER_SECOND
+    seconds2 = (m2 - d2 * dtf.MICROS_PER_DAY) // dtf.MICROS_PER_SECOND
+    seconds = (day1 - day2) * 86_400 + (seconds1 - seconds2)
+    diff = np.where((day1 == day2) | (last1 & last2), months, months + seconds / 2_678_400.0)
+    if round_off:
+        # Spark: Math.round(diff * 1e8) / 1e8
+        diff = np.floor(diff * 1e8 + 0.5) / 1e8
+    mask = first.is_null().to_numpy(zero_copy_only=False) | second.is_null().to_numpy(zero_copy_only=False)
+    return pa.array(diff, pa.float64(), mask=mask)
+
+
+@kernel("to_date")
+def to_date(args: list[Value], rt: T.DataType) -> Value:
+    """A date from text (CAST rules, or a Spark pattern such as 'dd/MM/yyyy'), a date or a timestamp."""
+    value = args[0]
+    if len(args) == 1 or not (pa.types.is_string(value.type) or pa.types.is_large_string(value.type)):
+        return cast_array(value, T.DateType())
+    fmt = _constant(args[1], "to_date", "format")
+    if fmt is None:
+        return _all_null(len(value), T.DateType())
+    return dtf.parse_with_pattern(value, fmt, "to_date").cast(pa.date32())
+
+
+@kernel("to_timestamp")
+def to_timestamp(args: list[Value], rt: T.DataType) -> Value:
+    """A timestamp from text (CAST rules or a Spark pattern), a date, or seconds since the epoch."""
+    value = args[0]
+    if len(args) == 1 or not (pa.types.is_string(value.type) or pa.types.is_large_string(value.type)):
+        return cast_array(value, T.TimestampType())
+    fmt = _constant(args[1], "to_timestamp", "format")
+    if fmt is None:
+        return _all_null(len(value), T.TimestampType())
+    return dtf.parse_with_pattern(value, fmt, "to_timestamp")
+
+
+@kernel("date_format")
+def date_format(args: list[Value], rt: T.DataType) -> Value:
+    """A timestamp printed with a Spark pattern ('yyyy-MM-dd HH:mm')."""
+    fmt = _constant(args[1], "date_format", "format")
+    if fmt is None:
+        return _all_null(len(args[0]), T.StringType())
+    return dtf.format_with_pattern(_as_timestamp(args[0]), fmt, "date_format")
+
+
+def _epoch_seconds(timestamps: pa.Array) -> pa.Array:
+    """Whole seconds since the epoch, truncated toward zero as Spark's unix_timestamp does."""
+    micros = timestamps.cast(pa.int64())
+    values = micros.fill_null(0).to_numpy(zero_copy_only=False)
+    values = np.sign(values) * (np.abs(values) // dtf.MICROS_PER_SECOND)
+    return pa.array(values, pa.int64(), mask=micros.is_null().to_numpy(zero_copy_only=False))
+
+
+def _now_micros() -> int:
+    now = datetime.now(timezone.utc)
+    return int(now.timestamp()) * dtf.MICROS_PER_SECOND + now.microsecond
+
+
+@kernel("unix_timestamp", "to_unix_timestamp")
+def unix_timestamp(args: list[Value], rt: T.DataType) -> Value:
+    """Seconds since the epoch of a timestamp, a date, or text in `format` (default yyyy-MM-dd HH:mm:ss)."""
+    if not args:
+        return pa.scalar(_now_micros() // dtf.MICROS_PER_SECOND, pa.int64())
+    value = args[0]
+    if pa.types.is_string(value.type) or pa.types.is_large_string(value.type):
+        fmt = "yyyy-MM-dd HH:mm:ss" if len(args) < 2 else _constant(args[1], "unix_timestamp", "format")
+        if fmt is None:
+            return _all_null(len(value), T.LongType())
+        value = dtf.parse_with_pattern(value, fmt, "unix_timestamp")
+    return _epoch_seconds(_as_timestamp(value))
+
+
+@kernel("from_unixtime")
+def from_unixtime(args: list[Value], rt: T.DataType) -> Value:
+    """Seconds since the epoch printed with `format` (default yyyy-MM-dd HH:mm:ss)."""
+    fmt = "yyyy-MM-dd HH:mm:ss" if len(args) < 2 else _constant(args[1], "from_unixtime", "format")
+    if fmt is None:
+        return _all_null(len(args[0]), T.StringType())
+    seconds = args[0].cast(pa.int64())
+    micros = pc.multiply(seconds, dtf.MICROS_PER_SECOND).cast(pa.timestamp("us"))
+    return dtf.format_with_pattern(micros, fmt, "from_unixtime")
+
+
+@kernel("current_date")
+def current_date(args: list[Value], rt: T.DataType) -> Value:
+    """Today in the session time zone (UTC)."""
+    return pa.scalar(_now_micros() // dtf.MICROS_PER_DAY, pa.int32()).cast(pa.date32())
+
+
+@kernel("current_timestamp", "now")
+def current_timestamp(args: list[Value], rt: T.DataType) -> Value:
+    """Now, as a UTC wall-clock timestamp."""
+    return pa.scalar(_now_micros(), pa.timestamp("us"))
+
+
+_TRUNC_UNITS = {
+    "year": "year", "yyyy": "year", "yy": "year", "quarter": "quarter", "month": "month", "mm": "month",
+    "mon": "month", "week": "week", "day": "day", "dd": "day", "hour": "hour", "minute": "minute",
+    "second": "second", "millisecond": "millisecond", "microsecond": "microsecond",
+}
+_DATE_UNITS = ("year", "quarter", "month", "week")
+
+
+@kernel("date_trunc", data=(1,))
+def date_trunc(args: list[Value], rt: T.DataType) -> Value:
+    """The timestamp truncated to a unit ('year', 'month', 'week', 'hour', ...); unknown units give null."""
+    unit = _constant(args[0], "date_trunc", "unit")
+    ts = _as_timestamp(args[1])
+    arrow_unit = _TRUNC_UNITS.get((unit or "").lower())
+    if arrow_unit is None:
+        return _all_null(len(ts), T.TimestampType())
+    return pc.floor_temporal(ts, unit=arrow_unit, week_starts_monday=True)
+
+
+@kernel("trunc")
+def trunc(args: list[Value], rt: T.DataType) -> Value:
+    """The date truncated to 'year', 'quarter', 'month' or 'week'; other units give null."""
+    unit = _constant(args[1], "trunc", "unit")
+    dates = _as_date(args[0])
+    arrow_unit = _TRUNC_UNITS.get((unit or "").lower())
+    if arrow_unit not in _DATE_UNITS:
+        return _all_null(len(dates), T.DateType())
+    return pc.floor_temporal(dates, unit=arrow_unit, week_starts_monday=True)
+
+del _name, _fn

@@ -1,0 +1,270 @@
+"""CPU kernels for Spark's math functions: elementary functions, rounding, greatest and least."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from quiver.engine.core import types as T
+from quiver.executors.cpu.cast import cast_array, round_decimal
+from quiver.executors.cpu.kernels.registry import Value, _all_null, _as_array, _constant, _length_of, _mask_null, _typed, kernel
+
+
+# ---------------------------------------------------------------- math
+
+@kernel("abs")
+def abs_(args: list[Value], rt: T.DataType) -> Value:
+    """Absolute value; integer minimums wrap as in Java."""
+    return pc.abs(args[0])
+
+
+def _double(value: Value) -> Value:
+    return value.cast(pa.float64())
+
+
+def _unary_math(fn: Callable[[Value], Value], name: str, domain: Callable[[Value], Value] | None = None) -> Callable:
+    def run(args: list[Value], rt: T.DataType) -> Value:
+        x = _double(args[0])
+        out = fn(x)
+        if domain is not None:
+            out = _mask_null(out, domain(x))
+        return out
+    run.__doc__ = f"{name}, on doubles" + (" (null where Spark's domain check fails)" if domain else "")
+    return run
+
+
+def _numpy_math(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[pa.Array], pa.Array]:
+    def run(x: pa.Array) -> pa.Array:
+        values = x.fill_null(0.0).to_numpy(zero_copy_only=False)
+        with np.errstate(all="ignore"):
+            return pa.array(fn(values), pa.float64(), mask=x.is_null().to_numpy(zero_copy_only=False))
+    return run
+
+
+def _not_positive(x: Value) -> Value:
+    return pc.less_equal(x, 0.0)
+
+
+kernel("sqrt")(_unary_math(pc.sqrt, "sqrt"))
+kernel("cbrt")(_unary_math(_numpy_math(np.cbrt), "cbrt"))
+kernel("exp")(_unary_math(pc.exp, "exp"))
+kernel("expm1")(_unary_math(_numpy_math(np.expm1), "expm1"))
+kernel("ln")(_unary_math(pc.ln, "ln", _not_positive))
+kernel("log10")(_unary_math(pc.log10, "log10", _not_positive))
+kernel("log2")(_unary_math(pc.log2, "log2", _not_positive))
+kernel("log1p")(_unary_math(pc.log1p, "log1p", lambda x: pc.less_equal(x, -1.0)))
+kernel("sin")(_unary_math(pc.sin, "sin"))
+kernel("cos")(_unary_math(pc.cos, "cos"))
+kernel("tan")(_unary_math(pc.tan, "tan"))
+kernel("asin")(_unary_math(pc.asin, "asin"))
+kernel("acos")(_unary_math(pc.acos, "acos"))
+kernel("atan")(_unary_math(pc.atan, "atan"))
+kernel("sinh")(_unary_math(_numpy_math(np.sinh), "sinh"))
+kernel("cosh")(_unary_math(_numpy_math(np.cosh), "cosh"))
+kernel("tanh")(_unary_math(_numpy_math(np.tanh), "tanh"))
+kernel("degrees")(_unary_math(_numpy_math(np.degrees), "degrees"))
+kernel("radians")(_unary_math(_numpy_math(np.radians), "radians"))
+
+
+@kernel("log", data="all")
+def log(args: list[Value], rt: T.DataType) -> Value:
+    """log(x) is ln(x); log(base, x) = ln(x) / ln(base); null when base or x <= 0."""
+    if len(args) == 1:
+        x = _double(args[0])
+        return _mask_null(pc.ln(x), _not_positive(x))
+    base, x = _double(args[0]), _double(args[1])
+    out = pc.divide(pc.ln(x), pc.ln(base))
+    return _mask_null(out, pc.or_(_not_positive(x), _not_positive(base)))
+
+
+@kernel("pow", "power", data="all")
+def power(args: list[Value], rt: T.DataType) -> Value:
+    """Java's Math.pow: unlike C, 1^NaN and (+-1)^(+-inf) are NaN."""
+    base, exponent = _double(args[0]), _double(args[1])
+    out = pc.power(base, exponent)
+    nan_cases = pc.or_(pc.is_nan(exponent),
+                       pc.and_(pc.equal(pc.abs(base), 1.0), pc.is_inf(exponent)))
+    return pc.if_else(pc.fill_null(nan_cases, False), float("nan"), out)
+
+
+@kernel("atan2", data="all")
+def atan2(args: list[Value], rt: T.DataType) -> Value:
+    """atan2(y, x); like Spark, -0.0 arguments count as 0.0."""
+    return pc.atan2(pc.add(_double(args[0]), 0.0), pc.add(_double(args[1]), 0.0))
+
+
+@kernel("hypot", data="all")
+def hypot(args: list[Value], rt: T.DataType) -> Value:
+    """sqrt(a^2 + b^2) without intermediate overflow, as Java's Math.hypot."""
+    length = _length_of(args)
+    a, b = (_double(_as_array(x, length)) for x in args)
+    values = np.hypot(a.fill_null(0.0).to_numpy(zero_copy_only=False), b.fill_null(0.0).to_numpy(zero_copy_only=False))
+    mask = a.is_null().to_numpy(zero_copy_only=False) | b.is_null().to_numpy(zero_copy_only=False)
+    return pa.array(values, pa.float64(), mask=mask)
+
+
+@kernel("signum", "sign")
+def signum(args: list[Value], rt: T.DataType) -> Value:
+    """-1.0, 0.0 or 1.0 as a double (NaN stays NaN, -0.0 stays -0.0)."""
+    x = args[0]
+    if pa.types.is_floating(x.type):
+        x = x.cast(pa.float64())
+        return pc.if_else(pc.equal(x, 0.0), x, pc.sign(x).cast(pa.float64()))
+    return pc.sign(x).cast(pa.float64())
+
+
+def round_half(values: np.ndarray, scale: int, half_even: bool) -> np.ndarray:
+    """Round doubles the way Spark does: on their shortest decimal text, HALF_UP (or HALF_EVEN).
+
+    Scaling by 10^scale is exact enough except within a hair of a tie (2.675 is
+    2.67499999... in binary yet rounds to 2.68 in Spark); those rows, and extreme scales,
+    are redone with Python's decimal on the repr.
+    """
+    from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+
+    with np.errstate(all="ignore"):
+        factor = 10.0 ** scale
+        scaled = values * factor if scale >= 0 else values / 10.0 ** (-scale)
+        magnitude = np.abs(scaled)
+        floor = np.floor(magnitude)
+        fraction = magnitude - floor
+        up = fraction > 0.5
+        if half_even:
+            up |= (fraction == 0.5) & (np.fmod(floor, 2) == 1)
+        else:
+            up |= fraction == 0.5
+        rounded = np.copysign(floor + up, scaled)
+        result = rounded / factor if scale >= 0 else rounded * 10.0 ** (-scale)
+        result = result + 0.0  # -0.0 -> 0.0: BigDecimal has no negative zero
+    finite = np.isfinite(values)
+    near_tie = np.abs(fraction - 0.5) <= 1e-9 * np.maximum(magnitude, 1.0)
+    exact_already = magnitude >= 2.0 ** 52
+    redo = finite & ~exact_already & (near_tie | (abs(scale) > 22))
+    result = np.where(finite & exact_already & (scale >= 0), values, result)
+    result = np.where(finite, result, values)
+    if redo.any():
+        mode = ROUND_HALF_EVEN if half_even else ROUND_HALF_UP
+        quantum = Decimal(1).scaleb(-scale)
+        for i in np.flatnonzero(redo):
+            result[i] = float(Decimal(repr(float(values[i]))).quantize(quantum, rounding=mode)) + 0.0
+    return result
+
+
+def _round(args: list[Value], rt: T.DataType, half_even: bool, function: str) -> Value:
+    x = args[0]
+    scale = 0 if len(args) < 2 else _constant(args[1], function, "scale")
+    if scale is None:
+        return _all_null(len(x), rt)
+    if isinstance(rt, T.DecimalType):
+        src = T.from_arrow(x.type)
+        decimal = x if isinstance(src, T.DecimalType) else cast_array(x, T.DecimalType(38, 18))
+        wide = decimal.cast(pa.decimal256(min(76, decimal.type.precision + 1), decimal.type.scale))
+        mode = "half_to_even" if half_even else "half_towards_infinity"
+        if scale < decimal.type.scale:
+            wide = pc.round(wide, ndigits=scale, round_mode=mode)
+        return round_decimal(wide, rt, mode)
+    if isinstance(rt, T.IntegralType):
+        return _round_integral(x, rt, scale, half_even)
+    values = x.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
+    out = round_half(values, scale, half_even)
+    return pa.array(out, pa.float64(), mask=x.is_null().to_numpy(zero_copy_only=False)).cast(rt.to_arrow())
+
+
+def _round_integral(x: pa.Array, rt: T.DataType, scale: int, half_even: bool) -> pa.Array:
+    """Integers rounded to 10^-scale; like Spark's BigDecimal path, results wrap to the type."""
+    if scale >= 0:
+        return x
+    values = x.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    if -scale > 19:
+        out = np.zeros_like(values)
+    else:
+        step = np.uint64(10 ** (-scale))
+        negative = values < 0
+        magnitude = np.where(negative, (~values.view(np.uint64)) + np.uint64(1), values.view(np.uint64))
+        quotient, remainder = magnitude // step, magnitude % step
+        twice = remainder * np.uint64(2)
+        up = (twice > step) | ((twice == step) & ((quotient % np.uint64(2) == 1) if half_even else True))
+        rounded = (quotient + up.astype(np.uint64)) * step
+        out = np.where(negative, (~rounded) + np.uint64(1), rounded).view(np.int64)
+    width = {T.ByteType: np.int8, T.ShortType: np.int16, T.IntegerType: np.int32, T.LongType: np.int64}[type(rt)]
+    return pa.array(out.astype(width), rt.to_arrow(), mask=x.is_null().to_numpy(zero_copy_only=False))
+
+
+@kernel("round")
+def round_(args: list[Value], rt: T.DataType) -> Value:
+    """HALF_UP rounding to `scale` places (negative scales round left of the point)."""
+    return _round(args, rt, False, "round")
+
+
+@kernel("bround")
+def bround(args: list[Value], rt: T.DataType) -> Value:
+    """HALF_EVEN (banker's) rounding to `scale` places."""
+    return _round(args, rt, True, "bround")
+
+
+def _floor_ceil(args: list[Value], rt: T.DataType, up: bool, function: str) -> Value:
+    x = args[0]
+    if len(args) > 1:
+        scale = _constant(args[1], function, "scale")
+        src = T.from_arrow(x.type)
+        if isinstance(src, T.IntegralType):
+            decimal = cast_array(x, T.decimal_for_integral(src))
+        elif isinstance(src, T.DecimalType):
+            decimal = x
+        else:
+            decimal = cast_array(x, T.DecimalType(30, 15))
+        wide = decimal.cast(pa.decimal256(min(76, decimal.type.precision + 1), decimal.type.scale))
+        if scale < decimal.type.scale:
+            wide = pc.round(wide, ndigits=scale, round_mode="up" if up else "down")
+        return round_decimal(wide, rt, "up" if up else "down")
+    if isinstance(rt, T.DecimalType):
+        wide = x.cast(pa.decimal256(x.type.precision + 1, x.type.scale))
+        return round_decimal(pc.ceil(wide) if up else pc.floor(wide), rt, "up" if up else "down")
+    if pa.types.is_integer(x.type):
+        return x.cast(pa.int64())
+    return cast_array(pc.ceil(x) if up else pc.floor(x), T.LongType())
+
+
+@kernel("floor")
+def floor(args: list[Value], rt: T.DataType) -> Value:
+    """Largest integer <= x, as bigint (NaN -> 0, saturating), or a decimal."""
+    return _floor_ceil(args, rt, False, "floor")
+
+
+@kernel("ceil", "ceiling")
+def ceil(args: list[Value], rt: T.DataType) -> Value:
+    """Smallest integer >= x, as bigint (NaN -> 0, saturating), or a decimal."""
+    return _floor_ceil(args, rt, True, "ceil")
+
+
+def _extreme(args: list[Value], rt: T.DataType, greatest: bool) -> Value:
+    values = [_typed(a, rt) for a in args]
+    floating = pa.types.is_floating(rt.to_arrow())
+    result = values[0]
+    for value in values[1:]:
+        better = pc.greater(value, result) if greatest else pc.less(value, result)
+        if floating:
+            # Spark orders NaN above every number
+            nan_v, nan_r = pc.is_nan(value), pc.is_nan(result)
+            if greatest:
+                better = pc.or_(better, pc.and_(nan_v, pc.invert(nan_r)))
+            else:
+                better = pc.or_(better, pc.and_(nan_r, pc.invert(nan_v)))
+        take_new = pc.or_kleene(pc.is_null(result), pc.fill_null(better, False))
+        take_new = pc.and_(take_new, pc.is_valid(value))
+        result = pc.if_else(take_new, value, result)
+    return result
+
+
+@kernel("greatest", data="all")
+def greatest(args: list[Value], rt: T.DataType) -> Value:
+    """Largest non-null argument (NaN counts as largest)."""
+    return _extreme(args, rt, True)
+
+
+@kernel("least", data="all")
+def least(args: list[Value], rt: T.DataType) -> Value:
+    """Smallest non-null argument."""
+    return _extreme(args, rt, False)

@@ -1,0 +1,381 @@
+"""An executor over the device-generic kernels: the GPU and NPU executors are this with their array namespace.
+
+Operators placed on the device pass `DeviceBatch`es to each other; data crosses to the device
+where a child runs elsewhere (`to_device`) and back where the parent does (`to_arrow`), so a
+pipeline of device operators never round-trips through the host in the middle. Aggregates
+and joins produce exactly the columns the CPU executor's do, so their partners across an
+exchange may run on either device. With numpy as the namespace the device is *emulated*.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+from quiver.engine.core import types as T
+from quiver.engine.core.errors import QuiverError
+from quiver.engine.core.expressions import AttributeRef, Expr
+from quiver.executors.cpu.aggregate import finish_states, tracks_nan
+from quiver.executors.base import Device, DeviceFallback, TaskContext
+from quiver.executors.device.kernels import (
+    DeviceBatch,
+    DeviceColumn,
+    device_type_supported,
+    evaluate,
+    filter_batch,
+    group_by,
+    join_indices,
+    segment_reduce,
+    sort_indices,
+    take_batch,
+    to_arrow,
+    to_device,
+    top_k_indices,
+    unsupported_reason,
+)
+from quiver.executors.device.kernels.concat import concat_batches
+from quiver.executors.cpu.map_batches import map_partition
+from quiver.planners.physical import nodes as P
+
+ARRAY_OPERATORS = frozenset({"FilterExec", "ProjectExec", "HashAggregateExec", "HashJoinExec", "SortExec", "TopKExec",
+                             "CachedExec"})
+DEVICE_AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
+# Join types the device runs with the streamed side as the left input of `join_indices`.
+_PROBE_LEFT = {"inner": "inner", "left": "left", "left_semi": "left_semi", "left_anti": "left_anti"}
+_PROBE_RIGHT = {"inner": "inner", "right": "left"}
+
+
+class ArrayExecutor:
+    """Runs filter, project, aggregate, join, sort and top-k with array-API kernels on one device."""
+
+    capabilities = ARRAY_OPERATORS
+
+    def __init__(self, device: Device, xp: Any):
+        self.device = device
+        self.xp = xp
+        # Partitions of cached relations kept on this device (`quiver.cache.device`), by (cache key, partition).
+        self._cached: dict[tuple[int, int], list[DeviceBatch]] = {}
+        self._cache_lock = threading.Lock()
+
+    def __reduce__(self):
+        """Pickled into a worker process (Ray), the executor opens the same device anew there; the device
+        cache stays behind, so reads there come from the blocks."""
+        return reopen_executor, (type(self), self.device.index, self.device.emulated, self.device.memory_bytes)
+
+    # -- the device cache
+
+    def cache_put(self, cache_key: int, partition: int, batches: list[pa.RecordBatch]) -> None:
+        """Keep a copy of one cached partition on this device; reads of it then need no transfer."""
+        moved = [to_device(b, self.xp) for b in batches if b.num_rows]
+        with self._cache_lock:
+            self._cached[(cache_key, partition)] = moved
+
+    def cache_drop(self, cache_key: int) -> None:
+        with self._cache_lock:
+            for k in [k for k in self._cached if k[0] == cache_key]:
+                del self._cached[k]
+
+    def holds(self, plan: P.CachedExec) -> bool:
+        """Whether every partition of the cached relation `plan` reads is on this device."""
+        with self._cache_lock:
+            return all((plan.cache_key, p) in self._cached for p in range(plan.partitions))
+
+    # -- what the device can run
+
+    def unsupported(self, plan: P.PhysicalPlan) -> str | None:
+        """None when this executor can run `plan`'s operator, else why not (shown by explain)."""
+        name = type(plan).__name__
+        if isinstance(plan, P.CachedExec):
+            return None if self.holds(plan) else f"cache {plan.cache_key} is not kept on {self.device}"
+        if isinstance(plan, P.MapInBatchesExec):
+            # user code costs what it costs: it goes where its resource profile asks, never by estimate
+            pin = P.device_pin(plan)
+            return None if pin == self.device.kind else \
+                f"the function given to mapIn{'Arrow' if plan.kind == 'arrow' else 'Pandas'} asks for no {self.device.kind}"
+        if name not in self.capabilities:
+            return f"{name.removesuffix('Exec')} has no device kernel"
+        for attr in plan.output:
+            if not device_type_supported(attr.dtype.to_arrow()):
+                return f"column {attr.name} of type {attr.dtype.simpleString()} has no device layout"
+        for child in plan.children():
+            for attr in child.output:
+                if not device_type_supported(attr.dtype.to_arrow()):
+                    return f"input column {attr.name} of type {attr.dtype.simpleString()} has no device layout"
+        return _expressions_unsupported(plan)
+
+    # -- the executor protocol
+
+    def execute(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        """Arrow batches of `plan`, computed on the device and brought back to the host."""
+        if isinstance(plan, P.MapInBatchesExec):
+            # The user's function takes and gives Arrow (or pandas) and drives the device itself
+            # (CuPy, torch); its task holds this executor's device.
+            yield from map_partition(plan, self._host_batches(plan.child, partition, ctx))
+            return
+        for batch in self.device_batches(plan, partition, ctx):
+            if batch.num_rows:
+                yield to_arrow(batch)
+
+    def _host_batches(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        executor = ctx.executor_for(plan)
+        return executor.execute(plan, partition, ctx) if executor is not self else self.execute(plan, partition, ctx)
+
+    def device_batches(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
+        """`plan`'s output on this device: computed here when placed here, else moved here from the host."""
+        if ctx.executor_for(plan) is not self:
+            names = {a.internal_name: a.name for a in plan.output}
+            for batch in ctx.executor_for(plan).execute(plan, partition, ctx):
+                yield to_device(batch, self.xp, labels=[names.get(n, n) for n in batch.schema.names])
+            return
+        if isinstance(plan, P.MapInBatchesExec):
+            names = {a.internal_name: a.name for a in plan.output}
+            for batch in self.execute(plan, partition, ctx):
+                yield to_device(batch, self.xp, labels=[names.get(n, n) for n in batch.schema.names])
+            return
+        handler = getattr(self, f"_{type(plan).__name__}", None)
+        if handler is None:
+            raise QuiverError(f"{self.device} cannot run {type(plan).__name__}")
+        yield from handler(plan, partition, ctx)
+
+    # -- operators
+
+    def _CachedExec(self, plan: P.CachedExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
+        with self._cache_lock:
+            batches = self._cached.get((plan.cache_key, partition))
+        if batches is None:
+            raise DeviceFallback(f"partition {partition} of cache {plan.cache_key} is no longer on {self.device}")
+        names = tuple(a.internal_name for a in plan.attributes)
+        for b in batches:
+            yield DeviceBatch(names, b.columns, b.num_rows)
+
+    def _FilterExec(self, plan: P.FilterExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
+        for batch in self.device_batches(plan.child, partition, ctx):
+            out = filter_batch(batch, evaluate(plan.condition, batch, self.xp), self.xp)
+            if out.num_rows:
+                yield out
+
+    def _ProjectExec(self, plan: P.ProjectExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
+        names = tuple(a.internal_name for a in plan.output)
+        for batch in self.device_batches(plan.child, partition, ctx):
+            yield DeviceBatch(names, tuple(evaluate(p, batch, self.xp) for p in plan.projections), batch.num_rows)
+
+    def _HashAggregateExec(self, plan: P.HashAggregateExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
+        batches = [b for b in self.device_batches(plan.child, partition, ctx) if b.num_rows]
+        if plan.mode == "final":
+            merged = self._merge(plan, batches)
+            if merged is not None:
+                yield self._finished(plan, merged)
+            elif not plan.keys:
+                yield self._finished(plan, None)
+            return
+        if not batches:
+            if plan.mode == "complete" and not plan.keys:
+                yield self._finished(plan, None)
+            return
+        states = self._partial(plan, concat_batches(batches, self.xp))
+        if plan.mode == "partial":
+            yield states
+            return
+        merged = self._merge(plan, [states])
+        yield self._finished(plan, merged)
+
+    def _HashJoinExec(self, plan: P.HashJoinExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
+        build_left = plan.strategy == "broadcast-left" or plan.build_left
+        build_plan, probe_plan = (plan.left, plan.right) if build_left else (plan.right, plan.left)
+        build_keys, probe_keys = (plan.left_keys, plan.right_keys) if build_left else (plan.right_keys, plan.left_keys)
+        how = (_PROBE_RIGHT if build_left else _PROBE_LEFT)[plan.how]
+        build = self._whole(build_plan, partition, ctx) or _empty(build_plan.output, self.xp)
+        build_key_columns = [evaluate(k, build, self.xp) for k in build_keys]
+        names = tuple(a.internal_name for a in plan.output)
+        # The whole probe side at once: the kernel codes both sides' keys jointly, so each call costs
+        # a pass over the build side (the placement's working set counts the probe side).
+        probe = self._whole(probe_plan, partition, ctx)
+        if probe is None:
+            return
+        probe_idx, build_idx = join_indices([evaluate(k, probe, self.xp) for k in probe_keys],
+                                            build_key_columns, how, self.xp)
+        if how in ("left_semi", "left_anti"):
+            out = take_batch(probe, probe_idx, self.xp)
+        else:
+            out = self._joined(probe, probe_idx, build, build_idx, how)
+            if plan.residual is not None:
+                out = filter_batch(out, evaluate(plan.residual, out, self.xp), self.xp)
+        out = _select(out, names)
+        if out.num_rows:
+            yield out
+
+    def _SortExec(self, plan: P.SortExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
+        table = self._whole(plan.child, partition, ctx)
+        if table is not None:
+            yield take_batch(table, sort_indices(*self._sort_keys(plan.orders, table), self.xp), self.xp)
+
+    def _TopKExec(self, plan: P.TopKExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
+        table = self._whole(plan.child, partition, ctx)
+        if table is not None:
+            yield take_batch(table, top_k_indices(*self._sort_keys(plan.orders, table), plan.n, self.xp), self.xp)
+
+    # -- helpers
+
+    def _whole(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> DeviceBatch | None:
+        """All of `plan`'s rows in this partition as one device batch; None when there are none."""
+        batches = [b for b in self.device_batches(plan, partition, ctx) if b.num_rows]
+        return concat_batches(batches, self.xp) if batches else None
+
+    def _sort_keys(self, orders, table: DeviceBatch):
+        keys = [evaluate(o.child, table, self.xp) for o in orders]
+        return keys, [o.ascending for o in orders], [o.effective_nulls_first for o in orders]
+
+    def _joined(self, probe: DeviceBatch, probe_idx, build: DeviceBatch, build_idx, how: str) -> DeviceBatch:
+        left = take_batch(probe, probe_idx, self.xp)
+        missing = build_idx < 0 if how == "left" else None
+        safe = self.xp.where(build_idx < 0, 0, build_idx) if how == "left" else build_idx
+        right = take_batch(build, safe, self.xp, null_where=missing) if build.num_rows else \
+            _all_null(build, left.num_rows, self.xp)
+        return DeviceBatch(left.names + right.names, left.columns + right.columns, left.num_rows)
+
+    def _partial(self, plan: P.HashAggregateExec, batch: DeviceBatch) -> DeviceBatch:
+        """Rows -> one state row per group, named and typed as the CPU executor's partial states."""
+        xp = self.xp
+        key_columns = [evaluate(e, batch, xp) for e, _ in plan.keys]
+        groups, ids, n = group_by(key_columns, xp, num_rows=batch.num_rows)
+        names = [a.internal_name for _, a in plan.keys]
+        columns = list(groups)
+        for i, call in enumerate(plan.calls):
+            f = call.function
+            arg = evaluate(f.args[0], batch, xp) if f.args else None
+            if f.name == "count":
+                columns.append(segment_reduce(arg, ids, n, "count", xp) if arg is not None
+                               else segment_reduce(_ones(batch.num_rows, xp), ids, n, "count_all", xp))
+                names.append(f"s{i}")
+            elif f.name in ("sum", "avg"):
+                suffix = "_sum" if f.name == "avg" else ""
+                columns.append(_typed_sum(arg, ids, n, xp))
+                names.append(f"s{i}{suffix}")
+                if f.name == "avg":
+                    columns.append(segment_reduce(arg, ids, n, "count", xp))
+                    names.append(f"s{i}_count")
+            else:
+                columns.append(segment_reduce(arg, ids, n, f.name, xp))
+                names.append(f"s{i}")
+                if tracks_nan(call):
+                    columns.append(segment_reduce(_is_nan(arg, xp), ids, n, "any", xp))
+                    names.append(f"s{i}_nan")
+        return DeviceBatch(tuple(names), tuple(columns), n)
+
+    def _merge(self, plan: P.HashAggregateExec, batches: list[DeviceBatch]) -> DeviceBatch | None:
+        """State rows of the same group (from every map task) merged into one, keys named k0, k1, ..."""
+        batches = [b for b in batches if b.num_rows]
+        if not batches:
+            return None
+        xp = self.xp
+        states = concat_batches(batches, xp)
+        key_names = [a.internal_name for _, a in plan.keys]
+        groups, ids, n = group_by([states.column(k) for k in key_names], xp, num_rows=states.num_rows)
+        names = [f"k{i}" for i in range(len(key_names))]
+        columns = list(groups)
+        for name, column in zip(states.names, states.columns):
+            if name in key_names:
+                continue
+            call = plan.calls[int(name[1:].split("_")[0])]
+            fn = "any" if name.endswith("_nan") else call.function.name if call.function.name in ("min", "max") \
+                else "sum"
+            columns.append(_typed_sum(column, ids, n, xp) if fn == "sum" else segment_reduce(column, ids, n, fn, xp))
+            names.append(name)
+        return DeviceBatch(tuple(names), tuple(columns), n)
+
+    def _finished(self, plan: P.HashAggregateExec, merged: DeviceBatch | None) -> DeviceBatch:
+        """Merged states -> final values, finished on the host exactly as the CPU executor finishes them."""
+        states = pa.Table.from_batches([to_arrow(merged)]) if merged is not None else None
+        table = finish_states(states, plan.keys, plan.calls)
+        return to_device(table.combine_chunks().to_batches()[0] if table.num_rows else
+                         pa.RecordBatch.from_pylist([], schema=table.schema), self.xp)
+
+
+def _expressions_unsupported(plan: P.PhysicalPlan) -> str | None:
+    exprs: list[Expr] = []
+    if isinstance(plan, P.FilterExec):
+        exprs = [plan.condition]
+    elif isinstance(plan, P.ProjectExec):
+        exprs = list(plan.projections)
+    elif isinstance(plan, P.HashAggregateExec):
+        for call in plan.calls:
+            f = call.function
+            if f.name not in DEVICE_AGGREGATES or f.distinct or len(f.args) > 1:
+                return f"aggregate {f.sql()} has no device kernel"
+            if f.name in ("min", "max") and f.args and isinstance(f.args[0].dtype, T.StringType):
+                return f"{f.sql()} orders strings, which the device keeps as codes"
+            exprs.extend(f.args)
+        exprs.extend(e for e, _ in plan.keys)
+    elif isinstance(plan, P.HashJoinExec):
+        build_left = plan.strategy == "broadcast-left" or plan.build_left
+        if plan.how not in (_PROBE_RIGHT if build_left else _PROBE_LEFT):
+            return f"a {plan.how} join building on its {'left' if build_left else 'right'} side"
+        if plan.residual is not None and plan.how != "inner":
+            return f"a {plan.how} join with a residual condition"
+        exprs = list(plan.left_keys) + list(plan.right_keys) + ([plan.residual] if plan.residual is not None else [])
+    elif isinstance(plan, (P.SortExec, P.TopKExec)):
+        exprs = [o.child for o in plan.orders]
+    for e in exprs:
+        reason = unsupported_reason(e)
+        if reason:
+            return reason
+    return None
+
+
+def _typed_sum(column: DeviceColumn, ids, n: int, xp: Any) -> DeviceColumn:
+    """A segment sum typed as the CPU's state: int64, float64, or decimal128(38, s) (int64 unscaled on the device).
+
+    A decimal sum that may leave int64 raises DeviceFallback from the kernel, and the task reruns on the CPU.
+    Decimals are summed as the state type, so that no partial sum is nulled for leaving a narrower sum's
+    precision (the CPU checks that once, finishing the aggregate).
+    """
+    t = column.arrow_type
+    if pa.types.is_decimal(t):
+        state = pa.decimal128(38, t.scale)
+        total = segment_reduce(DeviceColumn(column.values, column.valid, state), ids, n, "sum", xp)
+        return DeviceColumn(total.values, total.valid, state)
+    total = segment_reduce(column, ids, n, "sum", xp)
+    if pa.types.is_floating(t):
+        return DeviceColumn(xp.astype(total.values, xp.float64), total.valid, pa.float64())
+    return DeviceColumn(xp.astype(total.values, xp.int64), total.valid, pa.int64())
+
+
+def _is_nan(column: DeviceColumn, xp: Any) -> DeviceColumn:
+    return DeviceColumn(xp.isnan(column.values), column.valid, pa.bool_())
+
+
+def _ones(n: int, xp: Any) -> DeviceColumn:
+    return DeviceColumn(xp.ones(n, dtype=xp.int64), None, pa.int64())
+
+
+def _select(batch: DeviceBatch, names: tuple[str, ...]) -> DeviceBatch:
+    index = {n: i for i, n in enumerate(batch.names)}
+    return DeviceBatch(names, tuple(batch.columns[index[n]] for n in names), batch.num_rows)
+
+
+def _empty(attrs: tuple[AttributeRef, ...], xp: Any) -> DeviceBatch:
+    schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in attrs])
+    return to_device(pa.RecordBatch.from_pylist([], schema=schema), xp)
+
+
+def _all_null(build: DeviceBatch, rows: int, xp: Any) -> DeviceBatch:
+    columns = tuple(DeviceColumn(xp.zeros(rows, dtype=c.values.dtype), xp.zeros(rows, dtype=xp.bool),
+                                 c.arrow_type, c.dictionary) for c in build.columns)
+    return DeviceBatch(build.names, columns, rows)
+
+
+__all__ = ["ARRAY_OPERATORS", "ArrayExecutor"]
+
+
+_reopened: dict[tuple, ArrayExecutor] = {}
+_reopened_lock = threading.Lock()
+
+
+def reopen_executor(cls: type, index: int, emulated: bool, memory_bytes: int | None) -> ArrayExecutor:
+    """The executor of `cls` for one device, opened once per process and shared by the tasks that run there."""
+    key = (cls, index, emulated, memory_bytes)
+    with _reopened_lock:
+        if key not in _reopened:
+            _reopened[key] = cls.open(index, emulated, memory_bytes)
+        return _reopened[key]

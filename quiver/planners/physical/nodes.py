@@ -1,0 +1,566 @@
+"""The physical operators: plain immutable values that executors run, and how their output is partitioned."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterator
+
+import pyarrow as pa
+
+from quiver.engine.core.expressions import (
+    AggregateFunction, Alias, AttributeRef, Expr, SortOrder,
+    field_names,
+)
+from quiver.engine.core import plan as L
+
+
+# ---------------------------------------------------------------- partitioning
+
+
+@dataclass(frozen=True)
+class HashPartitioning:
+    keys: tuple[Expr, ...]
+    num_partitions: int
+
+    def describe(self) -> str:
+        return f"hashpartitioning({', '.join(k.sql() for k in self.keys)}, {self.num_partitions})"
+
+
+@dataclass(frozen=True)
+class RangePartitioning:
+    orders: tuple[SortOrder, ...]
+    num_partitions: int
+
+    def describe(self) -> str:
+        return f"rangepartitioning({', '.join(o.sql() for o in self.orders)}, {self.num_partitions})"
+
+
+@dataclass(frozen=True)
+class SinglePartition:
+    num_partitions: int = 1
+
+    def describe(self) -> str:
+        return "SinglePartition"
+
+
+@dataclass(frozen=True)
+class RoundRobinPartitioning:
+    num_partitions: int
+
+    def describe(self) -> str:
+        return f"RoundRobinPartitioning({self.num_partitions})"
+
+
+@dataclass(frozen=True)
+class BroadcastPartitioning:
+    num_partitions: int = 1
+
+    def describe(self) -> str:
+        return "BroadcastPartitioning"
+
+
+Partitioning = HashPartitioning | RangePartitioning | RoundRobinPartitioning | SinglePartition | BroadcastPartitioning
+
+
+# ---------------------------------------------------------------- physical nodes
+
+
+@dataclass(frozen=True, eq=False)
+class PhysicalPlan:
+    """Base of physical operators: output attributes and a partition count.
+
+    A node may carry annotations outside its fields (the planner's size estimate, a device
+    pinned by a hint); rebuilding a node with new children keeps them.
+    """
+
+    def children(self) -> tuple["PhysicalPlan", ...]:
+        out: list[PhysicalPlan] = []
+        for name in field_names(type(self)):
+            v = getattr(self, name)
+            if isinstance(v, PhysicalPlan):
+                out.append(v)
+            elif isinstance(v, tuple) and v and all(isinstance(x, PhysicalPlan) for x in v):
+                out.extend(v)
+        return tuple(out)
+
+    def with_children(self, new: tuple["PhysicalPlan", ...]) -> "PhysicalPlan":
+        it = iter(new)
+        changes: dict[str, Any] = {}
+        for name in field_names(type(self)):
+            v = getattr(self, name)
+            if isinstance(v, PhysicalPlan):
+                changes[name] = next(it)
+            elif isinstance(v, tuple) and v and all(isinstance(x, PhysicalPlan) for x in v):
+                changes[name] = tuple(next(it) for _ in v)
+        if not changes:
+            return self
+        rebuilt = replace(self, **changes)
+        for key in ANNOTATIONS:
+            if key in self.__dict__:
+                rebuilt.__dict__[key] = self.__dict__[key]
+        return rebuilt
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.children()[0].output
+
+    @property
+    def num_partitions(self) -> int:
+        return self.children()[0].num_partitions
+
+    def node_string(self) -> str:
+        return type(self).__name__
+
+    def tree_string(self, indent: int = 0) -> str:
+        lines = [("   " * (indent - 1) + "+- " if indent else "") + self.node_string()]
+        for c in self.children():
+            lines.append(c.tree_string(indent + 1))
+        return "\n".join(lines)
+
+    def walk(self) -> Iterator["PhysicalPlan"]:
+        yield self
+        for c in self.children():
+            yield from c.walk()
+
+
+ANNOTATIONS = ("_estimate", "_device_pin")
+
+
+def estimated_size(plan: PhysicalPlan) -> tuple[int, int] | None:
+    """(rows, bytes) this operator is expected to produce: the estimate of the logical plan it came
+    from, or for an operator the planner added (an exchange, a key filter) its input's; None if unknown."""
+    est = plan.__dict__.get("_estimate")
+    if est is not None and est[0] >= 0:
+        return est
+    kids = plan.children()
+    if not kids or isinstance(plan, (HashJoinExec, NestedLoopJoinExec, UnionExec)):
+        return None
+    return estimated_size(kids[0])
+
+
+def device_pin(plan: PhysicalPlan) -> str | None:
+    """The device kind a `df.hint("device", ...)` pinned this operator to, if any."""
+    return plan.__dict__.get("_device_pin")
+
+
+def transform_physical(plan: PhysicalPlan, fn: Callable[[PhysicalPlan], PhysicalPlan]) -> PhysicalPlan:
+    """Rebuild a physical tree bottom-up."""
+    kids = plan.children()
+    if kids:
+        plan = plan.with_children(tuple(transform_physical(k, fn) for k in kids))
+    return fn(plan)
+
+
+# A key filter runs only where its source has this many times fewer rows than the keys it filters.
+KEY_FILTER_REDUCTION = 4
+
+
+def _cols(attrs: tuple[AttributeRef, ...]) -> str:
+    return ", ".join(a.display_name for a in attrs)
+
+
+@dataclass(frozen=True, eq=False)
+class ScanExec(PhysicalPlan):
+    source: Any
+    attributes: tuple[AttributeRef, ...]
+    filters: tuple[Expr, ...]
+    splits: tuple[Any, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    @property
+    def num_partitions(self) -> int:
+        return len(self.splits)
+
+    def node_string(self) -> str:
+        pushed = f" PushedFilters: [{', '.join(f.sql() for f in self.filters)}]" if self.filters else ""
+        return f"Scan {self.source.describe()} [{_cols(self.attributes)}]{pushed} splits={len(self.splits)}"
+
+
+@dataclass(frozen=True, eq=False)
+class LocalTableExec(PhysicalPlan):
+    """In-memory rows cut into slices, one per partition (zero-copy slices of one table)."""
+
+    table: pa.Table
+    attributes: tuple[AttributeRef, ...]
+    partitions: int
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partitions
+
+    def node_string(self) -> str:
+        return f"LocalTableScan [{_cols(self.attributes)}] {self.table.num_rows} rows"
+
+
+@dataclass(frozen=True, eq=False)
+class CachedExec(PhysicalPlan):
+    """Partitions materialised by df.cache(), read back from the block store."""
+
+    cache_key: int
+    attributes: tuple[AttributeRef, ...]
+    partitions: int
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partitions
+
+    def node_string(self) -> str:
+        return f"InMemoryTableScan [{_cols(self.attributes)}] cache={self.cache_key}"
+
+
+@dataclass(frozen=True)
+class RangeExec(PhysicalPlan):
+    start: int
+    end: int
+    step: int
+    partitions: int
+    attribute: AttributeRef
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return (self.attribute,)
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partitions
+
+    def node_string(self) -> str:
+        return f"Range ({self.start}, {self.end}, step={self.step}, splits={self.partitions})"
+
+
+@dataclass(frozen=True)
+class FilterExec(PhysicalPlan):
+    child: PhysicalPlan
+    condition: Expr
+
+    def node_string(self) -> str:
+        return f"Filter {self.condition.sql()}"
+
+
+@dataclass(frozen=True)
+class ProjectExec(PhysicalPlan):
+    child: PhysicalPlan
+    projections: tuple[Expr, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return tuple(L.named_output(p) for p in self.projections)
+
+    def node_string(self) -> str:
+        return f"Project [{', '.join(_named(p) for p in self.projections)}]"
+
+
+def _named(e: Expr) -> str:
+    if isinstance(e, Alias):
+        return f"{e.child.sql()} AS {e.name}#{e.expr_id}"
+    if isinstance(e, AttributeRef):
+        return e.display_name
+    return e.sql()
+
+
+@dataclass(frozen=True)
+class AggregateCall:
+    """One aggregate function computed by a HashAggregateExec, and the attribute it fills."""
+
+    function: AggregateFunction
+    result: AttributeRef
+
+
+@dataclass(frozen=True)
+class HashAggregateExec(PhysicalPlan):
+    """Group by `keys`; `mode` partial (per partition, before the exchange), final or complete."""
+
+    child: PhysicalPlan
+    keys: tuple[tuple[Expr, AttributeRef], ...]
+    calls: tuple[AggregateCall, ...]
+    mode: str
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return tuple(a for _, a in self.keys) + tuple(c.result for c in self.calls)
+
+    def node_string(self) -> str:
+        keys = ", ".join(a.display_name for _, a in self.keys)
+        fns = ", ".join(f"{c.function.sql()}" for c in self.calls)
+        return f"HashAggregate({self.mode}) keys=[{keys}] functions=[{fns}]"
+
+
+@dataclass(frozen=True)
+class HashJoinExec(PhysicalPlan):
+    """Equi-join on key expressions; `strategy` is 'broadcast' or 'shuffle' (shown in explain)."""
+
+    left: PhysicalPlan
+    right: PhysicalPlan
+    how: str
+    left_keys: tuple[Expr, ...]
+    right_keys: tuple[Expr, ...]
+    residual: Expr | None
+    strategy: str
+    join_output: tuple[AttributeRef, ...]
+    reason: str = ""
+    # A shuffled join builds its hash table on the right, as Spark's does, unless the left is much smaller.
+    build_left: bool = False
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.join_output
+
+    @property
+    def num_partitions(self) -> int:
+        return self.right.num_partitions if self.strategy == "broadcast-left" else self.left.num_partitions
+
+    def node_string(self) -> str:
+        keys = ", ".join(f"{l.sql()} = {r.sql()}" for l, r in zip(self.left_keys, self.right_keys))
+        extra = f" AND {self.residual.sql()}" if self.residual is not None else ""
+        name = "BroadcastHashJoin" if self.strategy.startswith("broadcast") else "ShuffledHashJoin"
+        notes = [self.reason] if self.reason else []
+        if self.build_left:
+            notes.append("builds on the left")
+        why = f" ({'; '.join(notes)})" if notes else ""
+        return f"{name} {self.how} [{keys}]{extra}{why}"
+
+
+@dataclass(frozen=True, eq=False)
+class KeyFilterExec(PhysicalPlan):
+    """Rows of `child` whose `keys` occur among `source_keys` in the other side of a shuffled join,
+    dropped before they are shuffled (a runtime semi-join filter, like Spark's injected ones).
+
+    `source` is that other side's exchange, the very node the join reads, so it runs once, as one
+    stage, before this one. Whether the filter pays is decided at run time, from that stage's
+    actual size: it applies when the other side has at most `max_rows` rows and at least
+    KEY_FILTER_REDUCTION times fewer than this side's estimated distinct keys (`target_keys`);
+    otherwise rows pass through untouched.
+    """
+
+    child: PhysicalPlan
+    keys: tuple[Expr, ...]
+    source: PhysicalPlan
+    source_keys: tuple[Expr, ...]
+    max_rows: int
+    target_keys: int
+
+    def applies_to(self, source_rows: int) -> bool:
+        return source_rows <= self.max_rows and source_rows * KEY_FILTER_REDUCTION <= self.target_keys
+
+    def node_string(self) -> str:
+        keys = ", ".join(k.sql() for k in self.keys)
+        return (f"KeyFilter [{keys}] in the other side's [{', '.join(k.sql() for k in self.source_keys)}] "
+                f"(if it has <= {min(self.max_rows, self.target_keys // KEY_FILTER_REDUCTION)} rows)")
+
+
+@dataclass(frozen=True)
+class NestedLoopJoinExec(PhysicalPlan):
+    """Join without equality keys: each left partition against the whole (broadcast) right side."""
+
+    left: PhysicalPlan
+    right: PhysicalPlan
+    how: str
+    condition: Expr | None
+    join_output: tuple[AttributeRef, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.join_output
+
+    @property
+    def num_partitions(self) -> int:
+        return self.left.num_partitions
+
+    def node_string(self) -> str:
+        cond = f" {self.condition.sql()}" if self.condition is not None else ""
+        return f"BroadcastNestedLoopJoin {self.how}{cond}"
+
+
+@dataclass(frozen=True)
+class WindowExec(PhysicalPlan):
+    """Window functions over partitions co-located by a hash exchange on the PARTITION BY keys."""
+
+    child: PhysicalPlan
+    window_exprs: tuple[Expr, ...]
+    partition_by: tuple[Expr, ...]
+    order_by: tuple[SortOrder, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output + tuple(L.named_output(e) for e in self.window_exprs)
+
+    def node_string(self) -> str:
+        return (f"Window [{', '.join(_named(e) for e in self.window_exprs)}] "
+                f"partition=[{', '.join(p.sql() for p in self.partition_by)}] "
+                f"order=[{', '.join(o.sql() for o in self.order_by)}]")
+
+
+@dataclass(frozen=True)
+class SortExec(PhysicalPlan):
+    """Sort within each partition (globally sorted after a range exchange)."""
+
+    child: PhysicalPlan
+    orders: tuple[SortOrder, ...]
+
+    def node_string(self) -> str:
+        return f"Sort [{', '.join(o.sql() for o in self.orders)}]"
+
+
+@dataclass(frozen=True)
+class TopKExec(PhysicalPlan):
+    """The first `n` rows of each partition by `orders` (sort + limit without a full sort)."""
+
+    child: PhysicalPlan
+    orders: tuple[SortOrder, ...]
+    n: int
+
+    def node_string(self) -> str:
+        return f"TakeOrdered {self.n} [{', '.join(o.sql() for o in self.orders)}]"
+
+
+@dataclass(frozen=True)
+class OffsetExec(PhysicalPlan):
+    """Skip the first `n` rows of its input, which the planner gives one partition."""
+
+    child: PhysicalPlan
+    n: int
+
+    def node_string(self) -> str:
+        return f"Offset {self.n}"
+
+
+@dataclass(frozen=True)
+class LimitExec(PhysicalPlan):
+    """The first `n` rows of each partition; stops pulling input once it has them."""
+
+    child: PhysicalPlan
+    n: int
+
+    def node_string(self) -> str:
+        return f"Limit {self.n}"
+
+
+@dataclass(frozen=True)
+class CoalesceExec(PhysicalPlan):
+    """Fewer partitions without a shuffle: output partition p reads a contiguous run of input partitions."""
+
+    child: PhysicalPlan
+    partitions: int
+
+    @property
+    def num_partitions(self) -> int:
+        return min(self.partitions, self.child.num_partitions)
+
+    def node_string(self) -> str:
+        return f"Coalesce {self.partitions}"
+
+    def input_partitions(self, partition: int) -> range:
+        """The child partitions output partition `partition` reads, one after another."""
+        inputs, outputs = self.child.num_partitions, self.num_partitions
+        return range(inputs * partition // outputs, inputs * (partition + 1) // outputs)
+
+
+@dataclass(frozen=True)
+class UnionExec(PhysicalPlan):
+    """Partitions of every input, one after another; columns by position from the first input."""
+
+    inputs: tuple[PhysicalPlan, ...]
+    attributes: tuple[AttributeRef, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    @property
+    def num_partitions(self) -> int:
+        return sum(c.num_partitions for c in self.inputs)
+
+    def input_for(self, partition: int) -> tuple[PhysicalPlan, int] | None:
+        """The input whose partitions output partition `partition` is, and its partition there."""
+        for child in self.inputs:
+            if partition < child.num_partitions:
+                return child, partition
+            partition -= child.num_partitions
+        return None
+
+
+@dataclass(frozen=True)
+class MapInBatchesExec(PhysicalPlan):
+    """mapInArrow / mapInPandas: the user's function over each partition's stream of batches. The
+    device kind a resource profile asked for is its `_device_pin` annotation, as a hint's is."""
+
+    child: PhysicalPlan
+    function: Any
+    kind: str
+    attributes: tuple[AttributeRef, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    def node_string(self) -> str:
+        name = getattr(self.function, "__name__", type(self.function).__name__)
+        op = "MapInArrow" if self.kind == "arrow" else "MapInPandas"
+        return f"{op} {name} [{_cols(self.attributes)}]"
+
+
+@dataclass(frozen=True)
+class GenerateExec(PhysicalPlan):
+    """explode / posexplode / inline: each child row repeated per element of `generator`'s input,
+    with the element's columns `attributes` added (one row of nulls for a null or empty input
+    with `outer`). Runs on the CPU: it reshapes lists, which the array executors do not hold."""
+
+    child: PhysicalPlan
+    generator: Expr
+    outer: bool
+    attributes: tuple[AttributeRef, ...]
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output + self.attributes
+
+    def node_string(self) -> str:
+        return f"Generate {self.generator.sql()}, outer={str(self.outer).lower()}, [{_cols(self.attributes)}]"
+
+
+@dataclass(frozen=True)
+class ExchangeExec(PhysicalPlan):
+    """Repartition the child's output; stages are cut here."""
+
+    child: PhysicalPlan
+    partitioning: Any
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partitioning.num_partitions
+
+    def node_string(self) -> str:
+        kind = "BroadcastExchange" if isinstance(self.partitioning, BroadcastPartitioning) else "Exchange"
+        return f"{kind} {self.partitioning.describe()}"
+
+
+@dataclass(frozen=True)
+class ShuffleReadExec(PhysicalPlan):
+    """Reads the blocks a finished stage wrote for this partition (or all of them, for broadcast)."""
+
+    stage_id: int
+    attributes: tuple[AttributeRef, ...]
+    partitions: int
+    map_partitions: int
+    broadcast: bool = False
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.attributes
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partitions
+
+    def node_string(self) -> str:
+        return f"{'BroadcastRead' if self.broadcast else 'ShuffleRead'} stage={self.stage_id} partitions={self.partitions}"

@@ -1,0 +1,90 @@
+"""quiver/engine/core/conf.py: `quiver.*` keys with the common `spark.*` keys as aliases, validated on set."""
+from __future__ import annotations
+
+import pytest
+from quiver.engine.core.conf import (
+    ALIASES,
+    DEFAULTS,
+    RuntimeConfig,
+    canonical_key,
+    parse_size,
+)
+from quiver.engine.core.errors import ConfigurationError
+
+
+@pytest.mark.parametrize("alias,key", sorted(ALIASES.items()))
+def test_spark_alias_and_quiver_key_are_one_setting(alias, key):
+    conf = RuntimeConfig()
+    conf.set(alias, "3")
+    assert conf.get(key) == "3" and conf.get(alias) == "3"
+    conf.set(key, "5")
+    assert conf.get(alias) == "5"
+    conf.unset(alias)
+    assert conf.get(key, None) is None or conf.get(key) == DEFAULTS.get(key)
+
+
+def test_defaults_are_visible_through_aliases():
+    conf = RuntimeConfig()
+    assert conf.get("spark.sql.shuffle.partitions") == DEFAULTS["quiver.sql.shuffle.partitions"]
+    assert conf.shuffle_partitions() == int(DEFAULTS["quiver.sql.shuffle.partitions"])
+    assert conf.getAll()["quiver.sql.shuffle.partitions"] == DEFAULTS["quiver.sql.shuffle.partitions"]
+
+
+def test_initial_values_go_through_aliases_and_validation():
+    conf = RuntimeConfig({"spark.sql.shuffle.partitions": 3, "spark.sql.autoBroadcastJoinThreshold": "10m"})
+    assert conf.shuffle_partitions() == 3
+    assert conf.broadcast_threshold() == 10 * 1024 * 1024
+    with pytest.raises(ConfigurationError, match="spark.sql.shuffle.partitions"):
+        RuntimeConfig({"spark.sql.shuffle.partitions": "zero"})
+
+
+@pytest.mark.parametrize("key", ["spark.sql.shuffle.partitions", "quiver.sql.shuffle.partitions",
+                                 "spark.task.maxFailures"])
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5", ""])
+def test_invalid_positive_int_names_the_key_and_value(key, value):
+    conf = RuntimeConfig()
+    with pytest.raises(ConfigurationError) as err:
+        conf.set(key, value)
+    assert key in str(err.value) and repr(value) in str(err.value) and "positive integer" in str(err.value)
+    assert conf.get(key) == DEFAULTS[canonical_key(key)]  # a rejected value is not kept
+
+
+@pytest.mark.parametrize("value,size", [("10485760", 10485760), ("10m", 10 << 20), ("10MB", 10 << 20), ("1g", 1 << 30),
+                                        ("512k", 512 << 10), ("-1", -1), (" 2 mb ", 2 << 20), (0, 0)])
+def test_broadcast_threshold_accepts_spark_size_strings(value, size):
+    conf = RuntimeConfig()
+    conf.set("spark.sql.autoBroadcastJoinThreshold", value)
+    assert conf.broadcast_threshold() == size
+
+
+@pytest.mark.parametrize("value", ["ten", "10x", "1.5g", ""])
+def test_invalid_size_names_the_key_and_the_valid_forms(value):
+    with pytest.raises(ConfigurationError) as err:
+        parse_size("spark.sql.autoBroadcastJoinThreshold", value)
+    assert "spark.sql.autoBroadcastJoinThreshold" in str(err.value) and "10m" in str(err.value)
+
+
+def test_unset_key_without_default_is_named():
+    with pytest.raises(ConfigurationError, match="'quiver.no.such.key'"):
+        RuntimeConfig().get("quiver.no.such.key")
+    assert RuntimeConfig().get("quiver.no.such.key", "fallback") == "fallback"
+
+
+def test_values_are_stored_as_spark_strings():
+    conf = RuntimeConfig()
+    conf.set("quiver.some.flag", True)
+    conf.set("spark.sql.shuffle.partitions", 4)
+    assert conf.get("quiver.some.flag") == "true"
+    assert conf.get("spark.sql.shuffle.partitions") == "4"
+
+
+def test_session_conf_uses_the_aliases(spark):
+    previous = spark.conf.get("quiver.sql.shuffle.partitions")
+    try:
+        spark.conf.set("spark.sql.shuffle.partitions", "3")
+        assert spark.conf.get("quiver.sql.shuffle.partitions") == "3"
+        with pytest.raises(ConfigurationError, match="spark.sql.shuffle.partitions"):
+            spark.conf.set("spark.sql.shuffle.partitions", "-1")
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
+    finally:
+        spark.conf.set("quiver.sql.shuffle.partitions", previous)

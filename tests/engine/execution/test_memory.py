@@ -1,0 +1,45 @@
+"""quiver/engine/execution/memory.py: `import quiver` sets mimalloc's options when Arrow has not loaded yet, never
+overrides a user's own, sets glibc's, and does nothing with QUIVER_KEEP_FREED_MEMORY=0."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+PROBE = """
+import json, os, sys
+{first}
+from quiver.engine.execution.memory import keep_freed_memory
+print(json.dumps({{"env": {{k: v for k, v in os.environ.items() if k.startswith("MIMALLOC_")}},
+                   "again": keep_freed_memory()}}))
+"""
+
+
+def _probe(first: str, **env: str) -> dict:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MIMALLOC_", "QUIVER_KEEP"))}
+    environment.update(env)
+    out = subprocess.run([sys.executable, "-c", PROBE.format(first=first)], env=environment,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_quiver_first_sets_mimalloc_options_before_arrow_loads():
+    seen = _probe("import quiver")
+    assert seen["env"] == {"MIMALLOC_PURGE_DELAY": "-1", "MIMALLOC_ALLOW_LARGE_OS_PAGES": "1"}
+    assert seen["again"] == ["glibc"]  # Arrow is loaded now: only glibc's settings can still apply
+
+
+def test_a_users_own_setting_wins():
+    seen = _probe("import quiver", MIMALLOC_PURGE_DELAY="100")
+    assert seen["env"]["MIMALLOC_PURGE_DELAY"] == "100"
+
+
+def test_after_pyarrow_only_glibc_is_tuned():
+    seen = _probe("import pyarrow\nimport quiver")
+    assert seen["env"] == {}
+
+
+def test_switched_off():
+    seen = _probe("import quiver", QUIVER_KEEP_FREED_MEMORY="0")
+    assert seen["env"] == {} and seen["again"] == []

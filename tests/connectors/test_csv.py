@@ -7,7 +7,7 @@ import gzip
 import pyarrow as pa
 import pytest
 
-from spark_compare import assert_matches_spark, read_all
+from tests.connectors.spark_compare import assert_matches_spark, read_all
 from quiver.connectors import csv as csv_connector
 from quiver.connectors.csv import CsvFormat, header_names
 from quiver.connectors.files import FileReadError

@@ -6,7 +6,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from spark_compare import read_all
+from tests.connectors.spark_compare import read_all
 from quiver.connectors.base import Source
 from quiver.connectors.options import read_options
 from quiver.connectors.registry import FILE_FORMATS, file_format, file_source

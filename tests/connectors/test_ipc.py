@@ -6,7 +6,7 @@ import pyarrow.feather as feather
 import pyarrow.ipc as ipc
 import pytest
 
-from spark_compare import read_all
+from tests.connectors.spark_compare import read_all
 from quiver.connectors import files
 from quiver.connectors.files import FileReadError
 from quiver.connectors.sink import FileSink

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from spark_compare import assert_matches_spark, read_all
+from tests.connectors.spark_compare import assert_matches_spark, read_all
 from quiver.connectors.files import FileReadError
 from quiver.connectors.sink import FileSink
 from quiver.connectors.json import JsonFormat

@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from spark_compare import assert_matches_spark, read_all
+from tests.connectors.spark_compare import assert_matches_spark, read_all
 from quiver.connectors import files
 from quiver.connectors.files import FileReadError
 from quiver.connectors.sink import FileSink

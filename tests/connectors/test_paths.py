@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spark_compare import assert_matches_spark
+from tests.connectors.spark_compare import assert_matches_spark
 from quiver.connectors.paths import escape_partition_value, is_hidden, list_files
 from quiver.connectors.registry import file_source
 from quiver.engine.core.errors import AnalysisException

@@ -9,7 +9,7 @@ from typing import Iterator
 import pyarrow as pa
 import pytest
 
-from spark_compare import assert_matches_spark, read_all
+from tests.connectors.spark_compare import assert_matches_spark, read_all
 from quiver.connectors.base import Sink
 from quiver.connectors.sink import FileSink
 from quiver.connectors.registry import file_sink, file_source

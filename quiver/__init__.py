@@ -18,7 +18,7 @@ from quiver.engine.api.session import Session  # noqa: E402
 from quiver.engine.api.window import Window, WindowSpec  # noqa: E402
 from quiver.engine.api.udf import udf  # noqa: E402
 from quiver import resource  # noqa: E402
-from quiver.engine.api.pyspark_modules import use_as_pyspark  # noqa: E402
+from quiver.pyspark_modules import use_as_pyspark  # noqa: E402
 
 SparkSession = Session
 

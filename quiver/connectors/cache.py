@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.core.conf import parse_size
 
 # Small enough that a Parquet column chunk costs little more than itself on a cold read (1 MiB blocks
 # fetched 17 times the bytes a two-column scan of lineitem needs); runs of missing blocks are still
@@ -360,8 +361,6 @@ class StorageCacheSettings:
     @classmethod
     def from_conf(cls, values: Mapping[str, Any]) -> "StorageCacheSettings | None":
         """The settings from conf values (canonical keys), or None when the cache is off."""
-        from quiver.engine.core.conf import parse_size
-
         enabled = str(values.get("quiver.cache.storage.enabled", "true")).strip().lower()
         if enabled not in ("true", "false"):
             raise ConfigurationError(f"quiver.cache.storage.enabled must be true or false, got {enabled!r}")

@@ -16,7 +16,7 @@ import pyarrow as pa
 from quiver.connectors.postgres_connection import quote_identifier, quote_literal
 from quiver.connectors.postgres_types import ColumnRead
 from quiver.engine.core.expressions import And, AttributeRef, Comparison, Expr, In, IsNotNull, IsNull, Not, Or
-from quiver.executors.cpu.arrow_predicate import literal_scalar
+from quiver.connectors.arrow_predicate import literal_scalar
 
 _OPERATORS = {"=": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}

@@ -23,6 +23,7 @@ from quiver.engine.core.expressions import (
     Alias, And, AttributeRef, BinaryArithmetic, Cast, Comparison, Expr, In, IsNotNull, IsNull, Literal, Not, Or, ScalarFunction,
     split_conjuncts,
 )
+from quiver.engine.core.types import schema_from_arrow
 
 FILTER_SELECTIVITY = 0.5
 EQUALITY_SELECTIVITY = 0.1
@@ -414,8 +415,6 @@ def _scale(v: int, f: float) -> int:
 
 
 def _source_attrs(plan: L.SourceScan):
-    from quiver.engine.core.types import schema_from_arrow
-
     return [_Typed(f.dataType) for f in schema_from_arrow(plan.source.schema()).fields]
 
 

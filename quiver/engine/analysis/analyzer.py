@@ -14,6 +14,7 @@ from typing import Iterator
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, UnresolvedColumnError, unknown_column
+from quiver.engine.core.expressions import NUMBA_UDF
 from quiver.engine.core.expressions import (
     AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
     In, Literal, Negate, Not, Or, PythonUDF, ScalarFunction, SortOrder, UNBOUNDED, UnresolvedColumn, UnresolvedStar,
@@ -25,6 +26,7 @@ from quiver.engine.core.subqueries import OuterReference
 from quiver.engine.core.plan import (
     Aggregate, Filter, Join, LogicalPlan, Project, Sort, SubqueryAlias, Union, Window, transform_up,
 )
+from quiver.engine.analysis.functions.catalog import lookup
 
 
 def analyze(plan: LogicalPlan) -> LogicalPlan:
@@ -449,8 +451,6 @@ def _coerce_node(e: Expr) -> Expr:
     if isinstance(e, ScalarFunction):
         return _coerce_function(e)
     if isinstance(e, PythonUDF):
-        from quiver.engine.api.udf import check_udf_call
-
         return check_udf_call(e)
     if isinstance(e, WindowFunction) and e.name in ("lag", "lead"):
         value, offset, default = e.args
@@ -527,8 +527,6 @@ def _comparison_types(a: T.DataType, b: T.DataType, where: str) -> tuple[T.DataT
 
 
 def _coerce_function(e: ScalarFunction) -> Expr:
-    from quiver.engine.analysis.functions.catalog import lookup
-
     spec = lookup(e.name)
     n = len(e.args)
     if n < spec.min_args or (spec.max_args is not None and n > spec.max_args):
@@ -543,3 +541,21 @@ def _coerce_function(e: ScalarFunction) -> Expr:
 
 
 __all__ = ["analyze", "resolve_expression", "resolve_name", "coerce"]
+
+
+def check_udf_call(e: PythonUDF) -> PythonUDF:
+    """Analysis-time checks of a resolved UDF call: a numba UDF takes numeric and boolean columns
+    only, and is compiled for their types now, so a bad argument fails on the line that names it."""
+    if e.kind != NUMBA_UDF:
+        return e
+    dtypes = []
+    for i, arg in enumerate(e.args, start=1):
+        dtype = T.numpy_dtype(arg.dtype)
+        if dtype is None:
+            raise AnalysisException(
+                f"argument {i} ({arg.sql()}) of the numba UDF {e.name} is {arg.dtype.simpleString()}; "
+                "engine='numba' takes numeric and boolean columns (tinyint, smallint, int, bigint, float, double, "
+                "boolean). Use the default engine for other types, or cast the column")
+        dtypes.append(dtype)
+    e.function.compiled(*dtypes)
+    return e

@@ -16,6 +16,7 @@ from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import (
     Alias, AttributeRef, Expr, ScalarFunction, new_expr_id,
 )
+from quiver.engine.core.plan import Generate, Project
 
 GENERATORS = frozenset({"explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer"})
 
@@ -103,8 +104,6 @@ def lift_generator(child, projections: tuple[Expr, ...]):
     `projections` have their stars expanded already (against `child`'s columns, not the generated ones).
     """
     from quiver.engine.analysis.analyzer import resolve_expression
-    from quiver.engine.core.plan import Generate, Project
-
     found = [split_generator(p) for p in projections]
     calls = [(i, g) for i, g in enumerate(found) if g is not None]
     for p, g in zip(projections, found):
@@ -127,8 +126,6 @@ def lateral_view(child, call: Expr, names: tuple[str, ...] | None, outer: bool, 
     """`FROM child LATERAL VIEW [OUTER] explode(xs) alias AS names`: a Generate whose columns are
     qualified by the view's alias (`alias.name`, `alias.*`)."""
     from quiver.engine.analysis.analyzer import resolve_expression
-    from quiver.engine.core.plan import Generate
-
     if not is_generator(call):
         raise AnalysisException(f"LATERAL VIEW needs a generator (explode, posexplode, inline, ...), got {call.sql()}")
     for a in call.args:

@@ -19,6 +19,9 @@ from quiver.engine.core.expressions import (
     IsNull, Literal, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar, conjoin,
 )
 from quiver.engine.core.row import Row
+from quiver.engine.ui.display import format_value
+from quiver.engine.ui.display import show_string
+from quiver.engine.ui.display import html_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -581,8 +584,6 @@ class DataFrame:
         return self._summary(stats, [])
 
     def _summary(self, stats: list[str], cols: list) -> "DataFrame":
-        from quiver.engine.ui.display import format_value
-
         attrs = [self._resolve_column(c) if isinstance(c, str) else c for c in cols] or [
             a for a in self._plan.output if isinstance(a.dtype, (T.NumericType, T.StringType))]
         aggs: list[Expr] = []
@@ -685,8 +686,6 @@ class DataFrame:
         print(self._show_string(n, truncate, vertical))
 
     def _show_string(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> str:
-        from quiver.engine.ui.display import show_string
-
         table = self.limit(n + 1).toArrow() if n >= 0 else self.toArrow()
         return show_string(table, self.schema, n, truncate, vertical)
 
@@ -748,8 +747,6 @@ class DataFrame:
     def _repr_html_(self) -> str:
         """The first rows as an HTML table with each column's type (Jupyter shows this for a DataFrame);
         `spark.sql.repl.eagerEval.maxNumRows` and `.truncate` set how many rows and characters per cell."""
-        from quiver.engine.ui.display import html_table
-
         conf = self._session.conf
         n = int(conf.get("quiver.sql.repl.eagerEval.maxNumRows"))
         truncate = int(conf.get("quiver.sql.repl.eagerEval.truncate"))

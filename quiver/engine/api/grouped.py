@@ -79,8 +79,6 @@ class GroupedData:
         return self._aggregate([Alias(AggregateFunction("count", ()), "count")])
 
     def _numeric(self, fn: str, cols: tuple[str, ...]) -> "DataFrame":
-        from quiver.engine.core import types as T
-
         if not cols:
             grouped = {id(k) for k in self._keys}
             cols = tuple(a.name for a in self._df._plan.output

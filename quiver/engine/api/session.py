@@ -23,7 +23,8 @@ from quiver.engine.core.expressions import AttributeRef, new_expr_id
 from quiver.engine.api.local_data import declared_types, to_arrow_table
 from quiver.engine.execution.runtime.local import LocalRuntime, parse_local_master
 from quiver.engine.ui.progress import ProgressListener
-from quiver.engine.execution.scheduler import DAGScheduler, JobMetrics
+from quiver.engine.execution.scheduler import DAGScheduler
+from quiver.engine.ui.job_report import ReportedJob
 from quiver.engine.execution.devices import DeviceSet
 from quiver.executors.cpu.executor import CpuExecutor
 from quiver.planners.placement import Candidate, StagePlacement, device_paths, place_stage
@@ -124,8 +125,6 @@ def _open_runtime(master: str, conf: RuntimeConfig):
     threads = parse_local_master(master, os.cpu_count() or 1)
     if threads is not None:
         return LocalRuntime(threads)
-    from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master
-
     address = parse_ray_master(master)
     if address is None:
         raise ConfigurationError(
@@ -152,7 +151,7 @@ class Session:
         cpu = CpuExecutor()
         self._devices = DeviceSet(cpu)
         self._threads = self._runtime.parallelism
-        self._scheduler = DAGScheduler(self._runtime, cpu, self.conf.max_failures(), self._place)
+        self._scheduler = DAGScheduler(self._runtime, cpu, self.conf.max_failures(), self._place, job_record=ReportedJob)
         self._scheduler.listeners.append(ProgressListener(self.conf))
         self.last_placements: dict[int, StagePlacement] = {}
         self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
@@ -243,12 +242,13 @@ class Session:
 
         return version("quiver")
 
-    def lastJob(self) -> JobMetrics:
+    def lastJob(self) -> ReportedJob:
         """The last job this session ran: its stages, task attempts (worker, device, times, rows, bytes) and
         bytes shuffled; `.report("job.html")` writes its timeline as a self-contained HTML page."""
         job = self._scheduler.last_job
         if job is None:
             raise QuiverError("no job has run in this session yet; run an action such as collect() or count() first")
+        assert isinstance(job, ReportedJob), "this session's scheduler records its jobs as ReportedJob"
         return job
 
     def newSession(self) -> "Session":
@@ -389,3 +389,4 @@ class Catalog:
 
 
 from quiver.engine.api.dataframe import DataFrame  # noqa: E402  (circular: DataFrame needs Session at runtime)
+from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master

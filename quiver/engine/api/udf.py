@@ -18,9 +18,15 @@ from typing import Any, Callable, Iterable
 from quiver.engine.core import types as T
 from quiver.engine.api.column import Column, to_expr
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
+from quiver.engine.core.expressions import NUMBA_UDF as NUMBA
+from quiver.engine.core.expressions import PANDAS_ITER_UDF as PANDAS_ITER
+from quiver.engine.core.expressions import PANDAS_UDF as PANDAS
+from quiver.engine.core.expressions import ROW_UDF as ROW
 from quiver.engine.core.expressions import Expr, PythonUDF
+from quiver.executors.cpu.numba_udf import NumbaKernels
+from quiver.engine.core import plan as L
+from quiver.engine.core.resources import requested_device
 
-ROW, PANDAS, PANDAS_ITER, NUMBA = "row", "pandas", "pandas_iter", "numba"
 ENGINES = ("python", "numba")
 
 
@@ -78,8 +84,6 @@ class UserDefinedFunction:
                 setattr(self, attr, value)
         self.__name__ = self._name
         if kind == NUMBA:
-            from quiver.executors.cpu.numba_udf import NumbaKernels
-
             self._kernels = NumbaKernels(func, self._return_type, self._name)
 
     @property
@@ -226,26 +230,6 @@ def _is_pandas_hint(hint: Any) -> bool:
     return module.startswith("pandas")
 
 
-def check_udf_call(e: PythonUDF) -> PythonUDF:
-    """Analysis-time checks of a resolved UDF call: a numba UDF takes numeric and boolean columns
-    only, and is compiled for their types now, so a bad argument fails on the line that names it."""
-    if e.kind != NUMBA:
-        return e
-    from quiver.executors.cpu.numba_udf import numpy_dtype
-
-    dtypes = []
-    for i, arg in enumerate(e.args, start=1):
-        dtype = numpy_dtype(arg.dtype)
-        if dtype is None:
-            raise AnalysisException(
-                f"argument {i} ({arg.sql()}) of the numba UDF {e.name} is {arg.dtype.simpleString()}; "
-                "engine='numba' takes numeric and boolean columns (tinyint, smallint, int, bigint, float, double, "
-                "boolean). Use the default engine for other types, or cast the column")
-        dtypes.append(dtype)
-    e.function.compiled(*dtypes)
-    return e
-
-
 # ---------------------------------------------------------- spark.udf
 
 
@@ -300,9 +284,6 @@ class UDFRegistration:
 def map_in_batches(plan: Any, func: Callable[[Iterable[Any]], Iterable[Any]], schema: T.StructType | str,
                    kind: str, profile: Any = None, barrier: bool = False) -> Any:
     """The logical node of `df.mapInArrow` (kind "arrow") or `df.mapInPandas` (kind "pandas")."""
-    from quiver.engine.core import plan as L
-    from quiver.engine.core.resources import requested_device
-
     method = "mapInArrow" if kind == "arrow" else "mapInPandas"
     if not callable(func):
         raise TypeError(f"{method}() takes a function of an iterator of batches, got {type(func).__name__}")
@@ -328,5 +309,5 @@ def function_name(fn: Any) -> str:
 
 __all__ = [
     "UserDefinedFunction", "udf", "pandas_udf", "PandasUDFType", "PythonEvalType", "UDFRegistration",
-    "check_udf_call", "registered_udf", "map_in_batches",
+    "registered_udf", "map_in_batches",
 ]

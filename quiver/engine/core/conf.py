@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from quiver.engine.core.errors import ConfigurationError
@@ -98,8 +99,6 @@ def parse_placement(key: str, value: Any) -> str:
 
 
 def parse_device_list(key: str, value: Any) -> str:
-    from quiver.engine.execution.devices import parse_devices
-
     parse_devices(str(value))
     return str(value)
 
@@ -182,3 +181,47 @@ class RuntimeConfig:
 
     def max_failures(self) -> int:
         return parse_positive_int("quiver.task.maxFailures", self.get("quiver.task.maxFailures"))
+
+
+# `quiver.devices`: devices as `kind[:index][:emulated]`, e.g. `cpu,gpu:emulated`; the CPU is always there.
+DEVICE_KINDS = ("cpu", "gpu", "npu")
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """One entry of `quiver.devices`."""
+
+    kind: str
+    index: int = 0
+    emulated: bool = False
+
+
+def parse_devices(text: str) -> tuple[DeviceSpec, ...]:
+    """`quiver.devices` as specs, the CPU first; errors name the entry and what is valid."""
+    specs: list[DeviceSpec] = []
+    for raw in str(text).split(","):
+        item = raw.strip().lower()
+        if not item:
+            continue
+        parts = item.split(":")
+        kind = parts[0]
+        if kind not in DEVICE_KINDS:
+            raise ConfigurationError(
+                f"quiver.devices entry {raw.strip()!r}: unknown device kind {kind!r}; valid kinds are "
+                f"{', '.join(DEVICE_KINDS)}, written kind[:index][:emulated], e.g. 'cpu,gpu:emulated'")
+        index, emulated = 0, False
+        for p in parts[1:]:
+            if p == "emulated":
+                emulated = True
+            elif p.isdigit():
+                index = int(p)
+            else:
+                raise ConfigurationError(
+                    f"quiver.devices entry {raw.strip()!r}: {p!r} is neither a device index nor 'emulated'")
+        if kind == "cpu" and emulated:
+            raise ConfigurationError(f"quiver.devices entry {raw.strip()!r}: the CPU is never emulated")
+        spec = DeviceSpec(kind, index, emulated)
+        if spec not in specs:
+            specs.append(spec)
+    cpu = [s for s in specs if s.kind == "cpu"]
+    return tuple([cpu[0] if cpu else DeviceSpec("cpu")] + [s for s in specs if s.kind != "cpu"])

@@ -627,6 +627,10 @@ class ScalarFunction(Expr):
         return f"{self.name}({', '.join(args)})"
 
 
+# How an executor calls a PythonUDF (its `kind`): once per row, once per batch on pandas Series, or compiled.
+ROW_UDF, PANDAS_UDF, PANDAS_ITER_UDF, NUMBA_UDF = "row", "pandas", "pandas_iter", "numba"
+
+
 @dataclass(frozen=True)
 class PythonUDF(Expr):
     """A call of a user-defined function (`F.udf`, `F.pandas_udf`, `quiver.udf(..., engine="numba")`).

@@ -9,6 +9,7 @@ import re
 from contextvars import ContextVar
 from typing import Any, Iterator
 
+import numpy as np
 import pyarrow as pa
 
 from quiver.engine.core.errors import ParseException
@@ -549,3 +550,16 @@ def decimal_for_integral(t: DataType) -> DecimalType:
 
 def _tree_type_name(dt: DataType) -> str:
     return dt.simpleString() if isinstance(dt, DecimalType) else dt.typeName()
+
+
+# The numpy dtype each Spark type is computed in by compiled (numba) code; other types have none.
+NUMPY_DTYPES: dict[type, np.dtype] = {
+    ByteType: np.dtype(np.int8), ShortType: np.dtype(np.int16), IntegerType: np.dtype(np.int32),
+    LongType: np.dtype(np.int64), FloatType: np.dtype(np.float32), DoubleType: np.dtype(np.float64),
+    BooleanType: np.dtype(np.bool_),
+}
+
+
+def numpy_dtype(t: DataType) -> np.dtype | None:
+    """The numpy dtype numba computes a column of Spark type `t` in; None where numba cannot."""
+    return NUMPY_DTYPES.get(type(t))

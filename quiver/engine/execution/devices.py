@@ -6,56 +6,17 @@ each kind is charged (a shipped name such as `nvidia-h200`, or a JSON file from 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from quiver.engine.core.conf import DeviceSpec, parse_devices
 from quiver.engine.core.errors import ConfigurationError
 from quiver.executors.base import Device
 from quiver.executors.cpu.executor import CpuExecutor
+from quiver.executors.device.gpu import GpuExecutor
+from quiver.executors.device.npu import NpuExecutor
 from quiver.planners.cost import load_profile
 from quiver.planners.placement import Candidate
 
-DEVICE_KINDS = ("cpu", "gpu", "npu")
 DEFAULT_PROFILES = {"cpu": "cpu-generic", "gpu": "nvidia-h200", "npu": "ascend-910b"}
 
-
-@dataclass(frozen=True)
-class DeviceSpec:
-    """One entry of `quiver.devices`."""
-
-    kind: str
-    index: int = 0
-    emulated: bool = False
-
-
-def parse_devices(text: str) -> tuple[DeviceSpec, ...]:
-    """`quiver.devices` as specs, the CPU first; errors name the entry and what is valid."""
-    specs: list[DeviceSpec] = []
-    for raw in str(text).split(","):
-        item = raw.strip().lower()
-        if not item:
-            continue
-        parts = item.split(":")
-        kind = parts[0]
-        if kind not in DEVICE_KINDS:
-            raise ConfigurationError(
-                f"quiver.devices entry {raw.strip()!r}: unknown device kind {kind!r}; valid kinds are "
-                f"{', '.join(DEVICE_KINDS)}, written kind[:index][:emulated], e.g. 'cpu,gpu:emulated'")
-        index, emulated = 0, False
-        for p in parts[1:]:
-            if p == "emulated":
-                emulated = True
-            elif p.isdigit():
-                index = int(p)
-            else:
-                raise ConfigurationError(
-                    f"quiver.devices entry {raw.strip()!r}: {p!r} is neither a device index nor 'emulated'")
-        if kind == "cpu" and emulated:
-            raise ConfigurationError(f"quiver.devices entry {raw.strip()!r}: the CPU is never emulated")
-        spec = DeviceSpec(kind, index, emulated)
-        if spec not in specs:
-            specs.append(spec)
-    cpu = [s for s in specs if s.kind == "cpu"]
-    return tuple([cpu[0] if cpu else DeviceSpec("cpu")] + [s for s in specs if s.kind != "cpu"])
 
 
 class DeviceSet:
@@ -85,12 +46,8 @@ class DeviceSet:
         if spec.kind == "cpu":
             return Candidate(Device("cpu", 0), profile, self.cpu.unsupported, self.cpu)
         if spec.kind == "gpu":
-            from quiver.executors.device.gpu import GpuExecutor
-
             executor = GpuExecutor.open(spec.index, spec.emulated, profile.memory_bytes)
         else:
-            from quiver.executors.device.npu import NpuExecutor
-
             executor = NpuExecutor.open(spec.index, spec.emulated, profile.memory_bytes)
         return Candidate(executor.device, profile, executor.unsupported, executor)
 

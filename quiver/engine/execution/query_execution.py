@@ -15,12 +15,13 @@ from quiver.engine.core.errors import ConfigurationError, QuiverError
 from quiver.engine.core.expressions import Literal
 from quiver.planners.optimizer.reuse import REUSED, replace_subtrees, shared_aggregates
 from quiver.engine.core.subqueries import ScalarSubquery, inline_scalar_subqueries
-from quiver.engine.execution.store import BlockId
+from quiver.executors.blocks import BlockId
 from quiver.planners.optimizer import optimize
 from quiver.planners.optimizer.decorrelate_subqueries import rewrite_subqueries
 from quiver.planners.physical.nodes import PhysicalPlan, estimated_size
 from quiver.planners.physical.planner import PlannerConfig, plan_physical
 from quiver.planners.stages import StageGraph, split_stages
+from quiver.connectors.cache import storage_cache_stats
 
 if TYPE_CHECKING:
     import graphviz
@@ -182,8 +183,6 @@ def _estimated_tree(plan: PhysicalPlan, indent: int = 0) -> str:
 
 def _storage_cache_line() -> str:
     """Hits, misses and bytes of the storage-side cache in front of slow storage (quiver/connectors/cache.py)."""
-    from quiver.connectors.cache import storage_cache_stats
-
     stats = storage_cache_stats()
     if not stats:
         return "no reads through the storage cache yet (it caches object storage such as s3://)"

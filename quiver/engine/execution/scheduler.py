@@ -28,8 +28,8 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 from quiver.engine.core.errors import AnalysisException, TaskFailedError
-from quiver.engine.execution.shuffle import UNCUT, range_bounds
-from quiver.engine.execution.store import BlockId
+from quiver.executors.cpu.shuffle import UNCUT, range_bounds
+from quiver.executors.blocks import BlockId
 from quiver.engine.execution.tasks import (
     BlocksLost, CutByRange, ReturnResult, StageTask, TaskResources, TaskSpec, WriteShuffle, preorder, stage_inputs,
     stage_outputs,
@@ -119,22 +119,10 @@ class JobMetrics:
         """Bytes the map stages wrote for later stages to read."""
         return sum(s.bytes_written for s in self.stages if s.kind == "map")
 
-    def report(self, path: str) -> str:
-        """Write a self-contained HTML timeline of this job (one lane per worker) to `path`; returns the path."""
-        from quiver.engine.ui.job_report import write_job_report
-
-        return write_job_report(self, path)
-
     def __repr__(self) -> str:
         state = f"failed: {self.error}" if self.error else f"{self.seconds:.3f} s"
         return (f"JobMetrics(job {self.job_id} on {self.runtime}: {len(self.stages)} stages, {len(self.tasks)} task "
                 f"attempts, {self.bytes_shuffled:,} bytes shuffled, {state})")
-
-    def _repr_html_(self) -> str:
-        """In a notebook, `spark.lastJob()` shows its summary, timeline and stages."""
-        from quiver.engine.ui.job_report import job_summary_html
-
-        return job_summary_html(self)
 
 
 class JobListener:
@@ -173,13 +161,17 @@ class DAGScheduler:
     """Runs stage graphs on a runtime with one default (CPU) executor."""
 
     def __init__(self, runtime, executor, max_failures: int = 4,
-                 placer: Callable[[Stage, dict[int, tuple[int, int]]], dict[int, Any]] | None = None):
+                 placer: Callable[[Stage, dict[int, tuple[int, int]]], dict[int, Any]] | None = None,
+                 job_record: type[JobMetrics] = JobMetrics):
         self.runtime = runtime
         self.executor = executor
         self.max_failures = max(1, max_failures)
         # Given a stage and the rows and bytes its finished parents wrote, the executor of each
         # operator (by node identity) placed off the default executor.
         self.placer = placer
+        # What each job's metrics are recorded in: a session records them in a `ReportedJob` (engine/ui), which
+        # can draw itself, without this layer knowing how.
+        self.job_record = job_record
         self.last_job: JobMetrics | None = None
         # Told of each job, stage and task as they run: progress displays.
         self.listeners: list[JobListener] = []
@@ -196,7 +188,7 @@ class DAGScheduler:
     def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R]) -> list[R]:
         """Run every stage; returns `result_task(partition, batches)` for each result partition, in order."""
         job_id = next(_job_ids)
-        job = _Job(job_id, f"job{job_id}", JobMetrics(job_id, store_stats=getattr(self.runtime, "store_stats", None),
+        job = _Job(job_id, f"job{job_id}", self.job_record(job_id, store_stats=getattr(self.runtime, "store_stats", None),
                                                        started=time.time(), runtime=type(self.runtime).__name__))
         started = time.perf_counter()
         readers_left = {s.id: sum(1 for t in graph.stages if s.id in t.parents) for s in graph.stages}

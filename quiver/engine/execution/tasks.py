@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterator, Protocol
 import pyarrow as pa
 
 from quiver.engine.core.errors import QuiverError
-from quiver.engine.execution.shuffle import cut_by_range, output_partitions, partition_blocks
-from quiver.engine.execution.store import BlockId
+from quiver.executors.cpu.shuffle import cut_by_range, output_partitions, partition_blocks
+from quiver.executors.blocks import BlockId
 from quiver.executors.base import TaskContext
 from quiver.planners.physical.nodes import (
     CachedExec, CoalesceExec, KeyFilterExec, PhysicalPlan, RangePartitioning, ShuffleReadExec, UnionExec,

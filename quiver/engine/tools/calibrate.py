@@ -39,6 +39,14 @@ from quiver.engine.core.expressions import (
     new_expr_id,
 )
 from quiver.planners.cost import OPERATORS, DeviceProfile, OperatorCost
+from quiver.executors.cpu.evaluate import filter_batch
+from quiver.executors.cpu.evaluate import evaluate_array
+from quiver.executors.cpu.aggregate import aggregate_partition
+from quiver.planners.physical.nodes import AggregateCall
+from quiver.executors.cpu.join import stream_hash_join
+from quiver.executors.cpu.sort import sort_indices
+from quiver.executors.cpu.sort import top_k_indices
+from quiver.executors.cpu.partitioning import hash_partition_ids, split_by_ids
 
 FIT_SIZES = (1 << 14, 1 << 16, 1 << 18, 1 << 20)
 # between the fitted sizes, and one past the largest: placement extrapolates too
@@ -164,8 +172,6 @@ def _scan_case(data: Inputs, variant: str, rows: int) -> Case:
 
 
 def _filter_case(data: Inputs, variant: str, rows: int) -> Case:
-    from quiver.executors.cpu.evaluate import filter_batch
-
     batch = data.base(variant, rows)
     condition = Comparison("<", KEY, Literal(rows // 2, T.LongType()))
     return Case("filter", variant, rows, batch.nbytes, lambda: filter_batch(batch, condition))
@@ -184,8 +190,6 @@ def projection(attr: AttributeRef) -> Expr:
 
 
 def _project_case(data: Inputs, variant: str, rows: int) -> Case:
-    from quiver.executors.cpu.evaluate import evaluate_array
-
     batch = data.base(variant, rows)
     exprs = [projection(KEY)] + [projection(a) for a in payload_attrs(variant)]
     names = [f"p{i}" for i in range(len(exprs))]
@@ -201,9 +205,6 @@ def _project_case(data: Inputs, variant: str, rows: int) -> Case:
 
 
 def _aggregate_case(data: Inputs, variant: str, rows: int) -> Case:
-    from quiver.executors.cpu.aggregate import aggregate_partition
-    from quiver.planners.physical.nodes import AggregateCall
-
     groups = group_count(variant, rows)
     batch = data.keyed(variant, rows, data.rng.integers(0, groups, rows))
     calls = []
@@ -220,8 +221,6 @@ _BUILD_KEY = AttributeRef("bk", T.LongType(), False, new_expr_id())
 
 def _join(probe: pa.RecordBatch, build: pa.RecordBatch, variant: str) -> Callable[[], object]:
     """An inner hash join as the CPU executor runs one: probe batches streamed through a table built on `build`."""
-    from quiver.executors.cpu.join import stream_hash_join
-
     probe_attrs = (KEY, *payload_attrs(variant))
     build_payload = tuple(AttributeRef(f"b{a.name}", a.dtype, False, new_expr_id()) for a in payload_attrs(variant))
     table = pa.Table.from_batches([build]).rename_columns(
@@ -254,9 +253,6 @@ ORDER = (SortOrder(KEY, True, None),)
 
 
 def _sort_case(data: Inputs, variant: str, rows: int) -> Case:
-    from quiver.executors.cpu.evaluate import evaluate_array
-    from quiver.executors.cpu.sort import sort_indices
-
     batch = data.base(variant, rows)
 
     def run():  # as SortExec: the permutation of the keys, then one take of every column
@@ -266,9 +262,6 @@ def _sort_case(data: Inputs, variant: str, rows: int) -> Case:
 
 
 def _topk_case(data: Inputs, variant: str, rows: int) -> Case:
-    from quiver.executors.cpu.evaluate import evaluate_array
-    from quiver.executors.cpu.sort import top_k_indices
-
     batch = data.base(variant, rows)
 
     def run():
@@ -278,8 +271,6 @@ def _topk_case(data: Inputs, variant: str, rows: int) -> Case:
 
 
 def _exchange_case(data: Inputs, variant: str, rows: int) -> Case:
-    from quiver.executors.cpu.partitioning import hash_partition_ids, split_by_ids
-
     batch = data.base(variant, rows)
 
     def run():

@@ -64,6 +64,8 @@ from quiver.executors.device.kernels import (
     top_k_indices,
 )
 from quiver.planners.cost import DeviceProfile, OperatorCost
+from quiver.executors.device.gpu import GpuExecutor
+from quiver.executors.device.npu import NpuExecutor
 
 DEVICE_KINDS = ("gpu", "npu")
 EMULATED_NOTE = "numpy standing in for the device: not the device's speed"
@@ -98,12 +100,8 @@ DEVICE_BENCHMARKS = {
 def open_executor(kind: str, index: int = 0, emulated: bool = False) -> Any:
     """The GPU or NPU executor; ConfigurationError names the missing library or device."""
     if kind == "gpu":
-        from quiver.executors.device.gpu import GpuExecutor
-
         return GpuExecutor.open(index, emulated)
     if kind == "npu":
-        from quiver.executors.device.npu import NpuExecutor
-
         return NpuExecutor.open(index, emulated)
     raise ConfigurationError(f"calibrate_device calibrates a {' or '.join(DEVICE_KINDS)}, not a {kind!r}")
 

@@ -9,6 +9,14 @@ import math
 import sys
 import time
 from collections.abc import Sequence
+import quiver
+from quiver.engine.tools.submit import SubmitError, _split_setting
+from quiver.engine.tools.submit import sql_statements
+from quiver.engine.tools import calibrate as C
+from quiver.engine.core.conf import parse_devices
+from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.tools import calibrate_device as D
+from quiver.planners.cost import load_profile, shipped_profiles
 
 DEFAULT_PROFILE_PATH = "cpu-calibrated.json"
 MAX_MEDIAN_ERROR = 0.30
@@ -63,9 +71,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _session(args: argparse.Namespace):
-    import quiver
-    from quiver.engine.tools.submit import SubmitError, _split_setting
-
     builder = quiver.Session.builder.master(args.master)
     for setting in args.conf:
         try:
@@ -77,8 +82,6 @@ def _session(args: argparse.Namespace):
 
 
 def _sql(args: argparse.Namespace) -> int:
-    from quiver.engine.tools.submit import sql_statements
-
     spark = _session(args)
     try:
         for statement in sql_statements(args.text):
@@ -118,10 +121,6 @@ def _version(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from quiver.engine.tools import calibrate as C
-    from quiver.engine.execution.devices import parse_devices
-    from quiver.engine.core.errors import ConfigurationError
-
     if args.repeats is not None and args.repeats < 1:
         print(f"quiver calibrate: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
         return 2
@@ -143,8 +142,6 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _calibrate_cpu(args, output: str, name: str, sizes, held_out, repeats: int) -> int:
-    from quiver.engine.tools import calibrate as C
-
     started = time.perf_counter()
     print(f"calibrating the CPU executor at {_sizes(sizes)} rows, {repeats} repeats ...", flush=True)
     profile = C.calibrate(output, sizes=sizes, repeats=repeats, name=name)
@@ -156,10 +153,6 @@ def _calibrate_cpu(args, output: str, name: str, sizes, held_out, repeats: int) 
 
 
 def _calibrate_device(args, spec, output: str, name: str, sizes, held_out, repeats: int) -> int:
-    from quiver.engine.tools import calibrate_device as D
-    from quiver.engine.core.errors import ConfigurationError
-    from quiver.planners.cost import load_profile, shipped_profiles
-
     try:
         executor = D.open_executor(spec.kind, spec.index, spec.emulated)
     except ConfigurationError as e:

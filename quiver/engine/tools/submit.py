@@ -15,6 +15,10 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from quiver.engine.api.session import set_submit_defaults
+from quiver.pyspark_modules import use_as_pyspark
+import quiver
+from quiver.engine.api.session import Session
 
 # Options spark-submit takes that describe a cluster's executors; recorded as conf, as Spark does.
 _RESOURCE_CONF = {
@@ -66,8 +70,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SubmitError as exc:
         print(f"quiver-submit: error: {exc}", file=sys.stderr)
         return 2
-    from quiver.engine.api.session import set_submit_defaults
-
     set_submit_defaults(args.master, conf)
     if args.verbose:
         print(f"quiver-submit: master {args.master or '(the application’s)'}; conf {conf}", file=sys.stderr)
@@ -76,8 +78,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             _run_sql(app)
         else:
             if args.pyspark_api == "quiver":
-                from quiver.engine.api.pyspark_modules import use_as_pyspark
-
                 use_as_pyspark()
             _run_python(app, args.app_args)
     except SystemExit as exc:
@@ -151,8 +151,6 @@ def _run_python(app: Path, app_args: list[str]) -> None:
 
 def _run_sql(app: Path) -> None:
     """Each statement of a SQL file in turn; a query's rows are printed as `show()` prints them."""
-    import quiver
-
     spark = quiver.Session.builder.getOrCreate()
     for statement in sql_statements(app.read_text()):
         result = spark.sql(statement)
@@ -175,8 +173,6 @@ def sql_statements(text: str) -> list[str]:
 
 def _stop_active_session() -> None:
     """Stop the session the application left running (its Ray, if it started one), as spark-submit does."""
-    from quiver.engine.api.session import Session
-
     active = Session.getActiveSession()
     if active is not None:
         active.stop()

@@ -37,6 +37,21 @@ details summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
 """
 
 
+class ReportedJob(JobMetrics):
+    """A job's metrics that can draw themselves: what `spark.lastJob()` returns."""
+
+    def report(self, path: str | Path) -> str:
+        """Write a self-contained HTML timeline of this job (one lane per worker) to `path`; returns the path.
+
+        >>> spark.range(10).count(); spark.lastJob().report("job.html")  # doctest: +SKIP
+        """
+        return write_job_report(self, path)
+
+    def _repr_html_(self) -> str:
+        """In a notebook, `spark.lastJob()` shows its summary, timeline and stages."""
+        return job_summary_html(self)
+
+
 def write_job_report(job: JobMetrics, path: str | Path) -> str:
     """Write `job`'s HTML report to `path` (parent folders made as needed); returns the path written."""
     target = Path(path)

@@ -36,6 +36,9 @@ from quiver.engine.core.expressions import (
 from quiver.executors.cpu.conjuncts import filter_by_conjuncts
 from quiver.executors.cpu.kernels.decimal import int64_decimal_arithmetic
 from quiver.executors.cpu.fixed_point import fixed_point_comparison, fixed_point_decimal
+from quiver.executors.cpu.cast import cast_array
+from quiver.executors.cpu.kernels.scalar import KERNELS
+from quiver.executors.cpu.python_udf import evaluate_python_udf
 
 Value = Union[pa.Array, pa.ChunkedArray, pa.Scalar]
 
@@ -86,21 +89,15 @@ def evaluate(expr: Expr, batch: pa.RecordBatch, memo: dict | None = None) -> Val
     if isinstance(expr, In):
         return _in(expr, batch)
     if isinstance(expr, Cast):
-        from quiver.executors.cpu.cast import cast_array
-
         return cast_array(evaluate(expr.child, batch), expr.to)
     if isinstance(expr, CaseWhen):
         return _case_when(expr, batch)
     if isinstance(expr, ScalarFunction):
-        from quiver.executors.cpu.kernels.scalar import KERNELS
-
         kernel = KERNELS.get(expr.name)
         if kernel is None:
             raise QuiverError(f"function {expr.name} has no CPU kernel")
         return kernel([evaluate(a, batch) for a in expr.args], expr.dtype)
     if isinstance(expr, PythonUDF):
-        from quiver.executors.cpu.python_udf import evaluate_python_udf
-
         return evaluate_python_udf(expr, [evaluate_array(a, batch, memo) for a in expr.args], batch.num_rows)
     raise QuiverError(f"cannot evaluate {type(expr).__name__} ({expr.sql()}) on the CPU executor")
 

@@ -10,10 +10,10 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from quiver.engine.execution.shuffle import read_shuffle
-from quiver.engine.execution.store import BlockId
+from quiver.executors.cpu.shuffle import read_shuffle
+from quiver.executors.blocks import BlockId
 from quiver.executors.cpu.aggregate import aggregate_partition
-from quiver.executors.cpu.arrow_predicate import exact_arrow_expression, to_arrow_predicate
+from quiver.connectors.arrow_predicate import exact_arrow_expression, to_arrow_predicate
 from quiver.executors.base import Device, TaskContext
 from quiver.executors.cpu.dictionary_eval import decode_dictionaries, filter_encoded_batch, is_dictionary_encoded
 from quiver.executors.cpu.evaluate import evaluate_array, filter_batch
@@ -22,6 +22,8 @@ from quiver.executors.cpu.row_position import bind_row_position, uses_row_positi
 from quiver.executors.cpu.sort import sort_indices, top_k_indices
 from quiver.executors.cpu.window import compute_windows
 from quiver.planners.physical import nodes as P
+from quiver.executors.cpu.generate import generate_batch
+from quiver.executors.cpu.map_batches import map_partition
 
 RANGE_BATCH_ROWS = 1 << 16
 
@@ -159,8 +161,6 @@ class CpuExecutor:
             yield batch
 
     def _GenerateExec(self, plan: P.GenerateExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
-        from quiver.executors.cpu.generate import generate_batch
-
         for batch in self.execute(plan.child, partition, ctx):
             out = generate_batch(batch, plan.generator, plan.outer, plan.attributes)
             if out.num_rows:
@@ -187,8 +187,6 @@ class CpuExecutor:
                 yield pa.RecordBatch.from_arrays(batch.columns, names=names)
 
     def _MapInBatchesExec(self, plan: P.MapInBatchesExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
-        from quiver.executors.cpu.map_batches import map_partition
-
         return map_partition(plan, self.execute(plan.child, partition, ctx))
 
     # ---------------------------------------------------------- blocking

@@ -16,20 +16,11 @@ import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, PythonException, QuiverError
+from quiver.engine.core.types import numpy_dtype
 
-_NUMPY_TYPES: dict[type, np.dtype] = {
-    T.ByteType: np.dtype(np.int8), T.ShortType: np.dtype(np.int16), T.IntegerType: np.dtype(np.int32),
-    T.LongType: np.dtype(np.int64), T.FloatType: np.dtype(np.float32), T.DoubleType: np.dtype(np.float64),
-    T.BooleanType: np.dtype(np.bool_),
-}
-_SUPPORTED = frozenset(_NUMPY_TYPES.values())
+_SUPPORTED = frozenset(T.NUMPY_DTYPES.values())
 
 CUDA_THREADS_PER_BLOCK = 256
-
-
-def numpy_dtype(t: T.DataType) -> np.dtype | None:
-    """The numpy dtype numba computes a column of Spark type `t` in; None where numba cannot."""
-    return _NUMPY_TYPES.get(type(t))
 
 
 def as_numpy_dtype(value: Any) -> np.dtype:

@@ -19,6 +19,7 @@ from quiver.engine.core import types as T
 from quiver.engine.core.errors import PythonException
 from quiver.engine.core.expressions import PythonUDF, format_double
 from quiver.engine.core.row import Row
+from quiver.executors.cpu.numba_udf import evaluate_numba
 
 
 def evaluate_python_udf(expr: PythonUDF, args: list[pa.Array], num_rows: int) -> pa.Array:
@@ -29,8 +30,6 @@ def evaluate_python_udf(expr: PythonUDF, args: list[pa.Array], num_rows: int) ->
     if expr.kind in ("pandas", "pandas_iter"):
         return _pandas_udf(expr, args, num_rows, out_type)
     if expr.kind == "numba":
-        from quiver.executors.cpu.numba_udf import evaluate_numba
-
         return evaluate_numba(expr.name, expr.function._numba(), args, out_type)
     raise PythonException(f"UDF {expr.name} has unknown kind {expr.kind!r}")
 

@@ -22,6 +22,7 @@ import pyarrow as pa
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import Expr, Literal, ScalarFunction, transform_expr
 from quiver.executors.cpu.kernels.registry import KERNELS, Value
+from quiver.engine.core.errors import QuiverError
 
 POSITIONAL_FUNCTIONS = frozenset({"rand", "random", "randn", "monotonically_increasing_id", "spark_partition_id"})
 
@@ -48,8 +49,6 @@ def bind_row_position(exprs: Sequence[Expr], partition: int, offset: int, rows: 
 
 def _position(args: Sequence[Value], function: str) -> tuple[list[Value], int, int, int]:
     if len(args) < 3 or not all(isinstance(a, pa.Scalar) for a in args[-3:]):
-        from quiver.engine.core.errors import QuiverError
-
         raise QuiverError(f"{function}() can only be computed inside a projection or a filter of a task")
     partition, offset, rows = (a.as_py() for a in args[-3:])
     return list(args[:-3]), partition, offset, rows

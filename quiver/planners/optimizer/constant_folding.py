@@ -10,6 +10,8 @@ from quiver.engine.core.expressions import (
     Alias, And, AttributeRef, Expr, Literal, Or, PythonUDF, SortOrder, transform_expr,
 )
 from quiver.engine.core.plan import LogicalPlan, transform_up
+from quiver.engine.core.expressions import AggregateFunction
+from quiver.executors.cpu.evaluate import evaluate
 
 _EMPTY = pa.RecordBatch.from_arrays([pa.array([None], pa.null())], names=["_"])
 
@@ -50,12 +52,8 @@ def _fold(e: Expr) -> Expr:
         return e  # user code runs in tasks only, never at planning time
     if not e.deterministic or not all(isinstance(c, Literal) for c in e.children()):
         return e
-    from quiver.engine.core.expressions import AggregateFunction
-
     if isinstance(e, AggregateFunction):
         return e
-    from quiver.executors.cpu.evaluate import evaluate
-
     try:
         value = evaluate(e, _EMPTY)
     except Exception:  # noqa: BLE001 — a constant that fails to evaluate is left for run time, where the error is reported

@@ -24,6 +24,8 @@ from quiver.planners.physical.nodes import (
     MapInBatchesExec, NestedLoopJoinExec, OffsetExec, PhysicalPlan, ProjectExec, RangeExec, RangePartitioning,
     RoundRobinPartitioning, ScanExec, SinglePartition, SortExec, TopKExec, UnionExec, WindowExec, estimated_size,
 )
+from quiver.planners.optimizer.nondeterministic import pull_out_nondeterministic
+from quiver.engine.core import types as T
 
 
 # ---------------------------------------------------------------- planning
@@ -139,8 +141,6 @@ class _Planner:
 
     def _aggregate(self, node: L.Aggregate) -> PhysicalPlan:
         if not all(e.deterministic for e in node.expressions()):
-            from quiver.planners.optimizer.nondeterministic import pull_out_nondeterministic
-
             node = pull_out_nondeterministic(node)
         child = self.plan(node.child)
         keys = tuple((g, _key_attribute(g)) for g in node.grouping)
@@ -419,8 +419,6 @@ def _null_safe_keys(c: Comparison, left_ids: set[int], right_ids: set[int]):
 def _zero_of(t) -> Literal | None:
     import datetime as dt
     import decimal
-
-    from quiver.engine.core import types as T
 
     if isinstance(t, T.BooleanType):
         return Literal(False, t)

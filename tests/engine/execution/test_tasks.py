@@ -9,7 +9,7 @@ import quiver
 from quiver import functions as F
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.execution.runtime.local import LocalRuntime
-from quiver.engine.execution.store import BlockId
+from quiver.executors.blocks import BlockId
 from quiver.engine.execution.tasks import InputBlocks, stage_inputs
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Sequence
 
 from quiver.engine.execution.runtime.base import OnOutcome, TaskOutcome
-from quiver.engine.execution.store import BlockStore
+from quiver.executors.blocks import BlockStore
 from quiver.engine.execution.tasks import TaskSpec
 
 

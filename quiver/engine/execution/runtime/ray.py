@@ -29,7 +29,7 @@ import pyarrow as pa
 from quiver.engine.core.conf import parse_size
 from quiver.engine.core.errors import ConfigurationError
 from quiver.engine.execution.runtime.base import OnOutcome, TaskOutcome
-from quiver.engine.execution.store import BlockId
+from quiver.executors.blocks import BlockId
 from quiver.engine.execution.tasks import BlocksLost, InputBlocks, TaskSpec
 
 log = logging.getLogger("quiver.ray")

@@ -19,17 +19,18 @@ import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
 from quiver.executors.cpu.kernels import datetime as datetime_kernels  # noqa: F401  (they register their kernels)
-from quiver.executors.cpu.kernels import math as math_kernels
-from quiver.executors.cpu.kernels import string as string_kernels
+from quiver.executors.cpu.kernels import math as math_kernels  # noqa: F401  (registers its kernels)
+from quiver.executors.cpu.kernels import string as string_kernels  # noqa: F401  (registers its kernels)
 from quiver.executors.cpu.kernels import collection as collection_kernels  # noqa: F401,E402  (array, map and struct kernels)
 from quiver.executors.cpu.kernels import misc as misc_kernels  # noqa: F401,E402  (they register their kernels)
-from quiver.executors.cpu import row_position
-from quiver.executors.cpu.kernels import hash as spark_hash
+from quiver.executors.cpu import row_position  # noqa: F401  (registers its kernels)
+from quiver.executors.cpu.kernels import hash as spark_hash  # noqa: F401  (registers its kernels)
 from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.kernels.registry import (
     KERNELS, Value, _all_null, _as_array, _constant, _length_of, _mask_null, _null, _offsets, _typed,
     _values, kernel,
 )
+from quiver.engine.analysis.functions.catalog import common_type
 
 
 # ---------------------------------------------------------------- nulls and conditionals
@@ -58,8 +59,6 @@ def if_(args: list[Value], rt: T.DataType) -> Value:
 @kernel("nullif", data="all")
 def nullif(args: list[Value], rt: T.DataType) -> Value:
     """Null where a = b (compared in their common type), else a."""
-    from quiver.engine.analysis.functions.catalog import common_type
-
     a, b = args
     wider = common_type("nullif", [T.from_arrow(a.type), T.from_arrow(b.type)], True)
     if isinstance(wider, T.NullType):

@@ -13,7 +13,7 @@ import array_api_compat
 import numpy as np
 from quiver.engine.core.expressions import PythonUDF
 from quiver.executors.device.kernels.columns import DeviceColumn, to_host
-from quiver.executors.cpu.numba_udf import numpy_dtype
+from quiver.engine.core.types import numpy_dtype
 
 
 def udf_reason(expr: PythonUDF) -> str | None:

@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from quiver.engine.execution.store import BlockId
+from quiver.executors.blocks import BlockId
 from quiver.executors.cpu.evaluate import evaluate_array
 from quiver.executors.cpu.partitioning import hash_partition_ids, split_by_ids
 from quiver.executors.cpu.sort import choose_range_bounds, range_partition_ids

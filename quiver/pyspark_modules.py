@@ -12,6 +12,17 @@ import importlib.abc
 import sys
 import types
 from typing import Any
+from quiver import functions
+from quiver import types as qtypes
+from quiver.engine.api.column import Column
+from quiver.engine.api.dataframe import DataFrame, StorageLevel
+from quiver.engine.api.grouped import GroupedData
+from quiver.engine.api.session import Session as SparkSession
+from quiver.engine.api.window import Window, WindowSpec
+from quiver.engine.core import errors
+from quiver.engine.core.row import Row
+from quiver.engine.api.readwriter import DataFrameReader, DataFrameWriter
+from quiver.engine.api.session import Catalog, SparkContextShim
 
 # The PySpark release whose DataFrame API Quiver follows (programs sometimes compare versions).
 PYSPARK_API_VERSION = "4.0.0"
@@ -67,33 +78,27 @@ def _module(name: str, doc: str, package: bool = False, **attrs: Any) -> types.M
 
 def pyspark_modules() -> dict[str, types.ModuleType]:
     """Module name -> the Quiver module that stands for it."""
-    import quiver
-    from quiver import functions, types as qtypes
-    from quiver.engine.core import errors
-    from quiver.engine.api.readwriter import DataFrameReader, DataFrameWriter
-    from quiver.engine.api.session import Catalog, SparkContextShim
-
     exceptions = {"AnalysisException": errors.AnalysisException, "ParseException": errors.ParseException,
                   "PySparkException": errors.QuiverError, "IllegalArgumentException": errors.ConfigurationError,
                   "PythonException": errors.QuiverError}
-    window = _module("pyspark.sql.window", "Window specifications.", Window=quiver.Window, WindowSpec=quiver.WindowSpec)
+    window = _module("pyspark.sql.window", "Window specifications.", Window=Window, WindowSpec=WindowSpec)
     sql = _module(
-        "pyspark.sql", "Quiver's PySpark SQL API.", package=True, SparkSession=quiver.SparkSession,
-        DataFrame=quiver.DataFrame, Column=quiver.Column, Row=quiver.Row, GroupedData=quiver.GroupedData,
-        Window=quiver.Window, WindowSpec=quiver.WindowSpec, DataFrameReader=DataFrameReader,
+        "pyspark.sql", "Quiver's PySpark SQL API.", package=True, SparkSession=SparkSession,
+        DataFrame=DataFrame, Column=Column, Row=Row, GroupedData=GroupedData,
+        Window=Window, WindowSpec=WindowSpec, DataFrameReader=DataFrameReader,
         DataFrameWriter=DataFrameWriter, Catalog=Catalog, functions=functions, types=qtypes, window=window)
     modules = {
         "pyspark": _module("pyspark", "Quiver standing in for PySpark.", package=True, __version__=PYSPARK_API_VERSION,
-                           SparkConf=SparkConf, SparkContext=SparkContextShim, StorageLevel=quiver.StorageLevel,
+                           SparkConf=SparkConf, SparkContext=SparkContextShim, StorageLevel=StorageLevel,
                            sql=sql),
         "pyspark.sql": sql,
         "pyspark.sql.functions": functions,
         "pyspark.sql.types": qtypes,
         "pyspark.sql.window": window,
-        "pyspark.sql.session": _module("pyspark.sql.session", "", SparkSession=quiver.SparkSession),
-        "pyspark.sql.dataframe": _module("pyspark.sql.dataframe", "", DataFrame=quiver.DataFrame),
-        "pyspark.sql.column": _module("pyspark.sql.column", "", Column=quiver.Column),
-        "pyspark.sql.group": _module("pyspark.sql.group", "", GroupedData=quiver.GroupedData),
+        "pyspark.sql.session": _module("pyspark.sql.session", "", SparkSession=SparkSession),
+        "pyspark.sql.dataframe": _module("pyspark.sql.dataframe", "", DataFrame=DataFrame),
+        "pyspark.sql.column": _module("pyspark.sql.column", "", Column=Column),
+        "pyspark.sql.group": _module("pyspark.sql.group", "", GroupedData=GroupedData),
         "pyspark.sql.readwriter": _module("pyspark.sql.readwriter", "", DataFrameReader=DataFrameReader,
                                           DataFrameWriter=DataFrameWriter),
         "pyspark.sql.catalog": _module("pyspark.sql.catalog", "", Catalog=Catalog),
@@ -102,7 +107,7 @@ def pyspark_modules() -> dict[str, types.ModuleType]:
         "pyspark.errors.exceptions": _module("pyspark.errors.exceptions", "", package=True),
         "pyspark.errors.exceptions.base": _module("pyspark.errors.exceptions.base", "", **exceptions),
         "pyspark.errors.exceptions.captured": _module("pyspark.errors.exceptions.captured", "", **exceptions),
-        "pyspark.storagelevel": _module("pyspark.storagelevel", "", StorageLevel=quiver.StorageLevel),
+        "pyspark.storagelevel": _module("pyspark.storagelevel", "", StorageLevel=StorageLevel),
         "pyspark.conf": _module("pyspark.conf", "", SparkConf=SparkConf),
         "pyspark.context": _module("pyspark.context", "", SparkContext=SparkContextShim),
     }

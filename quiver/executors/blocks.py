@@ -1,4 +1,4 @@
-"""The block store: Arrow record batches held by reference, keyed by block id.
+"""The block store seam: Arrow record batches held by reference, keyed by block id.
 
 Within one process a block is the producer's batches themselves (zero-copy). Shuffle,
 broadcast and cache blocks all live here; a job frees its shuffle blocks when it ends.

@@ -1,4 +1,4 @@
-"""quiver/executors/cpu/arrow_predicate.py: residual join conditions go to Acero only when Arrow gives Spark's answer."""
+"""quiver/connectors/arrow_predicate.py: residual join conditions go to Acero only when Arrow gives Spark's answer."""
 from __future__ import annotations
 
 import pyarrow as pa
@@ -7,7 +7,7 @@ import pytest
 
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import And, AttributeRef, Comparison, IsNull, Literal, Not, Or
-from quiver.executors.cpu.arrow_predicate import exact_arrow_expression
+from quiver.connectors.arrow_predicate import exact_arrow_expression
 
 A = AttributeRef("a", T.LongType(), True, 1)
 B = AttributeRef("b", T.LongType(), True, 2)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import pyarrow as pa
 from quiver.engine.core.errors import QuiverError
+from quiver.executors.blocks import BlockReader
+from quiver.planners.physical.nodes import PhysicalPlan
 
 
 class DeviceFallback(QuiverError):
@@ -42,16 +44,19 @@ class TaskContext:
     stage_id: int
     partition: int
     attempt: int
-    blocks: Any
+    blocks: BlockReader
     job_id: int
     metrics: dict = field(default_factory=dict)
     # The executor of each operator node (by identity) placed off the default executor.
-    placement: dict[int, Any] = field(default_factory=dict)
-    default_executor: Any = None
+    placement: dict[int, Executor] = field(default_factory=dict)
+    default_executor: Executor | None = None
 
-    def executor_for(self, plan: Any) -> Any:
+    def executor_for(self, plan: PhysicalPlan) -> Executor:
         """The executor that runs operator `plan` in this task."""
-        return self.placement.get(id(plan), self.default_executor)
+        executor = self.placement.get(id(plan), self.default_executor)
+        if executor is None:
+            raise QuiverError(f"task {self.partition} of stage {self.stage_id} has no executor for {type(plan).__name__}")
+        return executor
 
 
 class Executor(Protocol):
@@ -65,8 +70,8 @@ class Executor(Protocol):
     device: Device
     capabilities: frozenset[str]
 
-    def unsupported(self, plan: Any) -> str | None:
+    def unsupported(self, plan: PhysicalPlan) -> str | None:
         """None when this executor can run operator `plan`, else the reason it cannot."""
 
-    def execute(self, plan: Any, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+    def execute(self, plan: PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         """Yield the batches of partition `partition` of `plan`."""

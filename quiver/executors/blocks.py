@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Protocol
 
 import pyarrow as pa
 
@@ -22,8 +22,44 @@ class BlockId:
     reduce_partition: int
 
 
-class BlockStore:
-    """Thread-safe in-memory store of lists of record batches."""
+class BlockReader(Protocol):
+    """What a running task reads its input blocks through."""
+
+    def get(self, block: BlockId) -> list[pa.RecordBatch]:
+        """The batches of `block`; an empty list for a block that holds none."""
+        ...
+
+
+class BlockStore(BlockReader, Protocol):
+    """Where a runtime keeps the blocks tasks write: in this process, or in Ray's object store."""
+
+    def put(self, block: BlockId, batches: list[pa.RecordBatch]) -> None:
+        """Keep `batches` as `block` (by reference where the store is in process)."""
+        ...
+
+    def contains(self, block: BlockId) -> bool:
+        """Whether `block` is held."""
+        ...
+
+    def blocks_of(self, namespace: str, stage: int) -> list[BlockId]:
+        """The blocks one stage of a namespace wrote, by map then reduce partition."""
+        ...
+
+    def drop(self, blocks: Iterable[BlockId]) -> None:
+        """Forget `blocks` (missing ones are ignored)."""
+        ...
+
+    def drop_namespace(self, namespace: str) -> None:
+        """Forget every block of `namespace` (a job's shuffle blocks when it ends)."""
+        ...
+
+    def nbytes(self, namespace: str | None = None) -> int:
+        """Bytes held, in all or in one namespace."""
+        ...
+
+
+class InProcessBlockStore:
+    """Thread-safe in-memory store of lists of record batches: the `BlockStore` of `local[N]`."""
 
     def __init__(self) -> None:
         self._blocks: dict[BlockId, list[pa.RecordBatch]] = {}

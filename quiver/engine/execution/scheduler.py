@@ -29,12 +29,13 @@ from typing import Any, TypeVar
 import pyarrow as pa
 from quiver.engine.core.errors import AnalysisException, TaskFailedError
 from quiver.executors.cpu.shuffle import UNCUT, range_bounds
-from quiver.executors.blocks import BlockId
+from quiver.executors.blocks import BlockId, BlockStore
 from quiver.engine.execution.tasks import (
     BlocksLost, CutByRange, ReturnResult, StageTask, TaskResources, TaskSpec, WriteShuffle, preorder, stage_inputs,
     stage_outputs,
 )
-from quiver.executors.base import DeviceFallback
+from quiver.executors.base import DeviceFallback, Executor
+from quiver.engine.execution.runtime.base import Runtime
 from quiver.planners.physical.nodes import RangePartitioning
 from quiver.planners.stages import Stage, StageGraph
 
@@ -160,7 +161,7 @@ class _Job:
 class DAGScheduler:
     """Runs stage graphs on a runtime with one default (CPU) executor."""
 
-    def __init__(self, runtime, executor, max_failures: int = 4,
+    def __init__(self, runtime: Runtime, executor: Executor, max_failures: int = 4,
                  placer: Callable[[Stage, dict[int, tuple[int, int]]], dict[int, Any]] | None = None,
                  job_record: type[JobMetrics] = JobMetrics):
         self.runtime = runtime
@@ -177,7 +178,7 @@ class DAGScheduler:
         self.listeners: list[JobListener] = []
 
     @property
-    def store(self):
+    def store(self) -> BlockStore:
         return self.runtime.store
 
     @property

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu.shuffle import cut_by_range, output_partitions, partition_blocks
-from quiver.executors.blocks import BlockId
+from quiver.executors.blocks import BlockId, BlockReader
 from quiver.executors.base import TaskContext
 from quiver.planners.physical.nodes import (
     CachedExec, CoalesceExec, KeyFilterExec, PhysicalPlan, RangePartitioning, ShuffleReadExec, UnionExec,
@@ -77,14 +77,14 @@ class TaskSpec:
     stage_id: int
     partition: int
     job_id: int
-    body: Any
+    body: TaskBody
     inputs: tuple[BlockId, ...] = ()
     outputs: tuple[BlockId, ...] = ()
     resources: TaskResources = field(default_factory=TaskResources)
     attempt: int = 0
 
-    def run(self, blocks: Any) -> TaskRun:
-        """Run the body with `blocks` (anything with `get(BlockId)`) as the task's block reader."""
+    def run(self, blocks: BlockReader) -> TaskRun:
+        """Run the body with `blocks` as the task's block reader."""
         started = time.time()
         ctx = TaskContext(self.stage_id, self.partition, self.attempt, blocks, self.job_id)
         out, value = self.body(ctx)

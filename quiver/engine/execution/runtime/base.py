@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 from quiver.engine.execution.tasks import TaskSpec
+from quiver.executors.blocks import BlockStore
 
 
 @dataclass
@@ -37,7 +38,7 @@ class Runtime(Protocol):
     """Runs task specs concurrently; keeps their output blocks in `store`."""
 
     parallelism: int
-    store: Any
+    store: BlockStore
     # Whether blocks are serialized out of the producing process (Ray), so each must own its buffers.
     blocks_leave_process: bool
 

@@ -1,7 +1,7 @@
 """The embedded runtime: a pool of N worker threads for `local[N]`.
 
 Arrow kernels release the GIL, so threads run partitions in parallel; blocks stay the
-producer's batches, held by reference in one `BlockStore`.
+producer's batches, held by reference in one `InProcessBlockStore`.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Sequence
 
 from quiver.engine.execution.runtime.base import OnOutcome, TaskOutcome
-from quiver.executors.blocks import BlockStore
+from quiver.executors.blocks import InProcessBlockStore
 from quiver.engine.execution.tasks import TaskSpec
 
 
@@ -23,7 +23,7 @@ class LocalRuntime:
 
     def __init__(self, parallelism: int):
         self.parallelism = max(1, parallelism)
-        self.store = BlockStore()
+        self.store = InProcessBlockStore()
         self._pool = ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="quiver-task")
 
     def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None) -> list[TaskOutcome]:

@@ -415,7 +415,7 @@ def test_a_cached_relation_is_sized_by_what_it_holds(spark):
     """Once materialized, a cache's rows and bytes are known, so joins over it are sized (broadcast or not)."""
     small = spark.range(50).withColumnRenamed("id", "k").cache()
     small.count()
-    plan = spark.range(1000).join(small, F.col("id") == F.col("k"))._execution().with_cached_data
+    plan = spark.range(1000).join(small, F.col("id") == F.col("k"))._execution().optimized
     cached = next(n for n in plan.walk() if isinstance(n, L.InMemoryRelation))
     assert estimate(cached).rows == 50
     assert 0 < estimate(cached).size_bytes < 50 * 64

@@ -1,25 +1,36 @@
 """One query's way through the engine: analyzed -> optimized -> physical -> stages -> result.
 
-Each step is computed once, on first use, and can be printed; `explain()` shows them all.
+`PIPELINE` lists every step a query goes through, in order. The plans between them are
+computed once, on first use, and can be printed; `explain()` shows them all, and names the
+logical steps and optimizer rules that changed the plan.
 """
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 import pyarrow as pa
 
+from quiver.engine.analysis.analyzer import analyze
 from quiver.engine.core import plan as L
+from quiver.engine.core import subqueries
 from quiver.engine.core.errors import ConfigurationError, QuiverError
 from quiver.engine.core.expressions import Literal
 from quiver.planners.optimizer.reuse import REUSED, replace_subtrees, shared_aggregates
-from quiver.engine.core.subqueries import ScalarSubquery, inline_scalar_subqueries
+from quiver.engine.core.subqueries import ScalarSubquery
 from quiver.executors.blocks import BlockId
-from quiver.planners.optimizer import optimize
+from quiver.planners.optimizer import RULES, Rule, fixed_point
+from quiver.planners.optimizer.aggregate_key_filters import filter_aggregates_by_join_keys
 from quiver.planners.optimizer.decorrelate_subqueries import rewrite_subqueries
+from quiver.planners.optimizer.disjunct_filters import derive_disjunct_filters
+from quiver.planners.optimizer.join_reorder import reorder_joins
+from quiver.planners.optimizer.nondeterministic import pull_out_nondeterministic
+from quiver.planners.optimizer.semi_join_pushdown import push_down_semi_joins
 from quiver.planners.physical.nodes import PhysicalPlan, estimated_size
 from quiver.planners.physical.planner import PlannerConfig, plan_physical
+from quiver.planners.placement import StagePlacement, place_stage
 from quiver.planners.stages import StageGraph, split_stages
 from quiver.connectors.cache import storage_cache_stats
 
@@ -41,6 +52,179 @@ def explain_mode(extended: bool | str | None, mode: str | None) -> str:
     return chosen.strip().lower()
 
 
+# ---------------------------------------------------------------- the steps
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Names and types resolved as each DataFrame or SQL statement is built, as PySpark analyzes
+    eagerly, so a wrong column fails on the line that names it: a query starts analyzed."""
+
+    analyze: Rule
+
+    @property
+    def name(self) -> str:
+        return self.analyze.__name__
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A logical rewrite, applied once; where it changed the plan, the `then` rules run to a fixed point after it."""
+
+    rule: Rule
+    then: tuple[Rule, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.rule.__name__
+
+    def apply(self, query: QueryExecution, plan: L.LogicalPlan, fired: list[str]) -> L.LogicalPlan:
+        """`plan` rewritten, with this step's name (and the `then` rules that fired) added to `fired`."""
+        new = self.rule(plan)
+        if new == plan:
+            return plan
+        fired.append(self.name)
+        if not self.then:
+            return new
+        new, again = fixed_point(new, self.then)
+        fired.extend(again)
+        return new
+
+
+@dataclass(frozen=True)
+class QueryRewrite:
+    """A logical rewrite, applied once, that needs its query: the session's cache, or jobs of its own."""
+
+    rewrite: Callable[[QueryExecution, L.LogicalPlan], L.LogicalPlan]
+
+    @property
+    def name(self) -> str:
+        return self.rewrite.__name__
+
+    def apply(self, query: QueryExecution, plan: L.LogicalPlan, fired: list[str]) -> L.LogicalPlan:
+        """`plan` rewritten for `query`, with this step's name added to `fired` where it changed the plan."""
+        new = self.rewrite(query, plan)
+        if new == plan:
+            return plan
+        fired.append(self.name)
+        return new
+
+
+@dataclass(frozen=True)
+class FixedPoint:
+    """Rules applied together, in order, until a pass changes nothing (the optimizer's driver)."""
+
+    rules: tuple[Rule, ...]
+
+    @property
+    def name(self) -> str:
+        return "fixed_point(" + ", ".join(r.__name__ for r in self.rules) + ")"
+
+    def apply(self, query: QueryExecution, plan: L.LogicalPlan, fired: list[str]) -> L.LogicalPlan:
+        """`plan` at the rules' fixed point, with the names of those that changed it added to `fired`."""
+        new, names = fixed_point(plan, self.rules)
+        fired.extend(names)
+        return new
+
+
+@dataclass(frozen=True)
+class PhysicalPlanning:
+    """The optimized logical plan as physical operators, with the exchanges between them."""
+
+    plan: Callable[[L.LogicalPlan, PlannerConfig], PhysicalPlan]
+
+    @property
+    def name(self) -> str:
+        return self.plan.__name__
+
+
+@dataclass(frozen=True)
+class StageSplitting:
+    """The physical plan cut at its exchanges into a DAG of stages, one task per partition each."""
+
+    split: Callable[[PhysicalPlan], StageGraph]
+
+    @property
+    def name(self) -> str:
+        return self.split.__name__
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Each stage's operators put on devices as the stage is about to run, from the real sizes its
+    finished parents wrote (the scheduler's placer, `Session._place`); explain places them from estimates."""
+
+    place: Callable[..., StagePlacement]
+
+    @property
+    def name(self) -> str:
+        return self.place.__name__
+
+
+Step = Analysis | Rewrite | QueryRewrite | FixedPoint | PhysicalPlanning | StageSplitting | Placement
+LOGICAL_STEPS = (Rewrite, QueryRewrite, FixedPoint)
+
+
+def use_cached_data(query: QueryExecution, plan: L.LogicalPlan) -> L.LogicalPlan:
+    """Each subtree the user cached replaced by its in-memory relation, filled by a job of its own on first use."""
+    return query.session._cache.substitute(plan, skip_root=query.materializing, materialize=not query.describe_only)
+
+
+def reuse_shared_aggregates(query: QueryExecution, plan: L.LogicalPlan) -> L.LogicalPlan:
+    """Each aggregate the plan and its scalar subqueries compute more than once, computed once as a job of
+    its own and read back as an in-memory relation (planners/optimizer/reuse.py)."""
+    shared = shared_aggregates(plan)
+    if not shared:
+        return plan
+    return replace_subtrees(plan, {a: query._computed_once(a) for a in shared})
+
+
+def inline_scalar_subqueries(query: QueryExecution, plan: L.LogicalPlan) -> L.LogicalPlan:
+    """Each uncorrelated scalar subquery run once, as a job of its own, and replaced by its value."""
+    return subqueries.inline_scalar_subqueries(plan, query._scalar_value)
+
+
+# ---------------------------------------------------------------- the pipeline
+
+# Every step a query goes through, in order; each runs once per query. The logical steps run
+# when the optimized plan is first needed, physical planning and stage splitting when theirs are.
+PIPELINE: tuple[Step, ...] = (
+    Analysis(analyze),
+    # Cached subtrees first, so the steps below see the in-memory relations really read, with their real sizes.
+    QueryRewrite(use_cached_data),
+    # Subqueries: IN/EXISTS and correlated scalars become joins; then a shared aggregate is computed
+    # once, before the uncorrelated scalar subqueries that read it run for their values.
+    Rewrite(rewrite_subqueries),
+    QueryRewrite(reuse_shared_aggregates),
+    QueryRewrite(inline_scalar_subqueries),
+    # The optimizer (planners/optimizer): its rules to a fixed point; then, once each and each followed
+    # by the rules again (as Spark's batches), per-table filters derived from cross-table ORs, join
+    # reordering, aggregates filtered to the keys their join keeps, and semi/anti joins sunk below
+    # the inner joins they do not need. Reordering needs filters already pushed to the join inputs,
+    # where their selectivity is estimated; the rules after each step move the conditions it created
+    # and prune columns again.
+    FixedPoint(RULES),
+    Rewrite(derive_disjunct_filters, then=RULES),
+    Rewrite(reorder_joins, then=RULES),
+    Rewrite(filter_aggregates_by_join_keys, then=RULES),
+    Rewrite(push_down_semi_joins, then=RULES),
+    # Last of the logical steps, so no rule puts a nondeterministic expression back inside an
+    # aggregate: the physical planner relies on there being none.
+    Rewrite(pull_out_nondeterministic),
+    PhysicalPlanning(plan_physical),
+    StageSplitting(split_stages),
+    Placement(place_stage),
+)
+
+
+StepT = TypeVar("StepT", PhysicalPlanning, StageSplitting)
+
+
+def pipeline_step(kind: type[StepT]) -> StepT:
+    """The pipeline's step of `kind`: its physical planning, its stage splitting."""
+    return next(step for step in PIPELINE if isinstance(step, kind))
+
+
 class QueryExecution:
     """The plans of one action, derived lazily from an analyzed logical plan."""
 
@@ -53,23 +237,14 @@ class QueryExecution:
         self._reused: list[list[BlockId]] = []
 
     @cached_property
-    def with_cached_data(self) -> L.LogicalPlan:
-        return self.session._cache.substitute(self.analyzed, skip_root=self.materializing,
-                                              materialize=not self.describe_only)
-
-    @cached_property
     def _optimized(self) -> tuple[L.LogicalPlan, list[str]]:
-        plan = rewrite_subqueries(self.with_cached_data)
-        fired = ["rewrite_subqueries"] if plan != self.with_cached_data else []
-        shared = shared_aggregates(plan)
-        if shared:
-            plan = replace_subtrees(plan, {a: self._computed_once(a) for a in shared})
-            fired.append("reuse_shared_aggregates")
-        inlined = inline_scalar_subqueries(plan, self._scalar_value)
-        if inlined is not plan:
-            fired.append("inline_scalar_subqueries")
-        optimized, rules = optimize(inlined)
-        return optimized, fired + [r for r in rules if r not in fired]
+        """The analyzed plan after every logical step of the pipeline, and the names of those that changed it."""
+        plan = self.analyzed
+        fired: list[str] = []
+        for step in PIPELINE:
+            if isinstance(step, LOGICAL_STEPS):
+                plan = step.apply(self, plan, fired)
+        return plan, list(dict.fromkeys(fired))
 
     def _scalar_value(self, sub: ScalarSubquery) -> Literal:
         """Run an uncorrelated scalar subquery as its own job: its one value, or null for no row."""
@@ -114,11 +289,11 @@ class QueryExecution:
             broadcast_by_cost_max_bytes=conf.broadcast_by_cost_max_bytes(),
             default_parallelism=self.session._runtime.parallelism,
         )
-        return plan_physical(self.optimized, pconf)
+        return pipeline_step(PhysicalPlanning).plan(self.optimized, pconf)
 
     @cached_property
     def stages(self) -> StageGraph:
-        return split_stages(self.physical)
+        return pipeline_step(StageSplitting).split(self.physical)
 
     def run(self, result_task: Callable[[int, Iterator[pa.RecordBatch]], Any]) -> list[Any]:
         """Run the job; `result_task(partition, batches)` consumes each result partition."""

@@ -8,10 +8,20 @@ spark_partition_id) is computed once per row where a task knows that position.
 from __future__ import annotations
 
 from quiver.engine.core.expressions import AggregateFunction, Alias, AttributeRef, Expr
-from quiver.engine.core.plan import Aggregate, Project
+from quiver.engine.core.plan import Aggregate, LogicalPlan, Project, transform_up
 
 
-def pull_out_nondeterministic(node: Aggregate) -> Aggregate:
+def pull_out_nondeterministic(plan: LogicalPlan) -> LogicalPlan:
+    """`plan` with each Aggregate's nondeterministic grouping keys and aggregate arguments computed by a
+    Project below it."""
+    def rule(node: LogicalPlan) -> LogicalPlan:
+        if isinstance(node, Aggregate) and not all(e.deterministic for e in node.expressions()):
+            return _pull_out(node)
+        return node
+    return transform_up(plan, rule)
+
+
+def _pull_out(node: Aggregate) -> Aggregate:
     """`node` with its nondeterministic grouping keys and aggregate arguments computed by a Project below it."""
     found: dict[Expr, Alias] = {}
 

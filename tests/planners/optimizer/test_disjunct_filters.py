@@ -6,7 +6,6 @@ import pyarrow as pa
 
 from quiver.engine.core import plan as L
 from quiver.engine.core.expressions import Or
-from quiver.planners.optimizer import optimize
 from quiver.planners.optimizer.disjunct_filters import derive_disjunct_filters
 
 from quiver import functions as F
@@ -46,7 +45,8 @@ def test_each_table_gets_the_or_of_its_own_conjuncts(spark):
 
 def test_derived_filters_reach_the_tables_and_change_no_row(spark, run_plan):
     q = _q7_shape(spark)
-    optimized, fired = optimize(q._plan)
+    execution = q._execution()
+    optimized, fired = execution.optimized, execution.fired_rules
     assert "derive_disjunct_filters" in fired
     # pushed through the projections that renamed them, onto each nation's own column
     assert _filters_over_one_table(optimized) == [

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from quiver.engine.core import plan as L
 from quiver.planners.physical import nodes as P
-from quiver.planners.optimizer import RULES, optimize
+from quiver.planners.optimizer import fixed_point
 from quiver.planners.optimizer.join_reorder import reorder_joins
 from quiver.planners.statistics import estimate
 
@@ -89,10 +89,8 @@ def threshold(spark):
 
 
 def _unreordered(plan: L.LogicalPlan) -> L.LogicalPlan:
-    """The optimizer's rules without join reordering: `optimize` reorders only with its own RULES tuple."""
-    rules = tuple(list(RULES))  # noqa: C414 -- tuple(RULES) would be RULES itself
-    assert rules is not RULES
-    return optimize(plan, rules)[0]
+    """The optimizer's fixed-point rules without join reordering, which the query pipeline runs once after them."""
+    return fixed_point(plan)[0]
 
 
 def _table(plan: L.LogicalPlan) -> str:

@@ -107,14 +107,12 @@ def test_pruning_is_idempotent(spark):
 
 def test_a_join_side_drops_the_columns_only_its_own_filter_reads(spark, run_plan):
     """TPC-H Q13's o_comment: read to filter orders, then not carried into the join's shuffle."""
-    from quiver.planners.optimizer import optimize
-
     customers = spark.createDataFrame([(1,), (2,), (3,)], "c INT")
     orders = spark.createDataFrame([(10, 1, "special requests"), (11, 1, "plain"), (12, 2, "plain")],
                                    "o INT, oc INT, comment STRING")
     q = customers.join(orders, (F.col("c") == F.col("oc")) & ~F.col("comment").like("%special%"), "left") \
         .select("c", "o")
-    plan, _ = optimize(q._plan)
+    plan = q._execution().optimized
     join = next(n for n in plan.walk() if isinstance(n, L.Join))
     assert [a.name for a in join.right.output] == ["o", "oc"]
     assert isinstance(join.right, L.Project) and isinstance(join.right.child, L.Filter)

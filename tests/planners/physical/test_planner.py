@@ -1,12 +1,19 @@
 """quiver/planners/physical/planner.py: how data is partitioned between operators — broadcast or shuffled joins
 by `spark.sql.autoBroadcastJoinThreshold`, two-phase or complete aggregation, range exchange for
-a global sort, and no second exchange where the data is already partitioned that way."""
+a global sort, and no second exchange where the data is already partitioned that way; and each
+logical node planned by the function its type maps to, an unknown type named in the error."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import duckdb
 import pyarrow as pa
 import pytest
+from quiver.engine.core import plan as L
+from quiver.engine.core.errors import QuiverError
 from quiver.planners.physical import nodes as P
+from quiver.planners.physical import planner
+from quiver.planners.physical.planner import PLAN_FNS, PlannerConfig, plan_physical
 
 from quiver import Window
 from quiver import functions as F
@@ -213,3 +220,49 @@ def test_a_shuffled_join_builds_on_a_much_smaller_left_side(spark, partitions, t
            "inner": "SELECT * FROM r JOIN l ON r.k = l.k AND r.w <> l.v",
            "left": "SELECT * FROM r LEFT JOIN l ON r.k = l.k AND r.w <> l.v"}[how]
     assert _rows(q) == _duck(sql)
+
+
+@dataclass(frozen=True)
+class Sample(L.LogicalPlan):
+    """A logical node no planning function is registered for."""
+
+    child: L.LogicalPlan
+    fraction: float
+
+    @property
+    def output(self):
+        return self.child.output
+
+
+def _planner_config(spark) -> PlannerConfig:
+    return PlannerConfig(shuffle_partitions=spark.conf.shuffle_partitions(),
+                         broadcast_threshold=spark.conf.broadcast_threshold(),
+                         default_parallelism=spark._runtime.parallelism)
+
+
+def test_a_node_type_without_a_planning_function_raises_naming_it(spark):
+    with pytest.raises(QuiverError, match=r"no physical plan for logical node Sample; the physical planner plans "
+                                          r"Aggregate, BroadcastHint, .*, Window"):
+        plan_physical(L.Limit(Sample(spark.range(10)._plan, 0.5), 3), _planner_config(spark))
+
+
+def test_every_logical_node_type_has_a_planning_function():
+    """Dispatch is by exact type, so each node class of engine/core/plan.py is in the table itself."""
+    node_types = {c for c in vars(L).values()
+                  if isinstance(c, type) and issubclass(c, L.LogicalPlan) and c is not L.LogicalPlan}
+    assert node_types and node_types == set(PLAN_FNS)
+
+
+def test_each_node_is_planned_by_the_function_registered_for_its_type(spark, monkeypatch):
+    planned: list[str] = []
+
+    def counted(fn):
+        def plan(node, planner):
+            planned.append(type(node).__name__)
+            return fn(node, planner)
+        return plan
+
+    monkeypatch.setattr(planner, "PLAN_FNS", {t: counted(fn) for t, fn in PLAN_FNS.items()})
+    df = spark.range(10).filter(F.col("id") > 2).groupBy((F.col("id") % 3).alias("k")).count().orderBy("k")
+    plan_physical(df._plan, _planner_config(spark))
+    assert planned == [type(n).__name__ for n in df._plan.walk()]

@@ -7,7 +7,7 @@ partition for a global limit. Physical nodes are plain immutable values; executo
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 
@@ -76,9 +76,9 @@ class _Planner:
 
     def plan(self, node: L.LogicalPlan) -> PhysicalPlan:
         physical = self._plan_node(node)
-        if "_estimate" not in physical.__dict__:
+        if physical.estimate is None:
             e = estimate(node)
-            physical.__dict__["_estimate"] = (e.rows, e.size_bytes)
+            physical = replace(physical, estimate=(e.rows, e.size_bytes))
         return physical
 
     def _plan_node(self, node: L.LogicalPlan) -> PhysicalPlan:
@@ -87,18 +87,14 @@ class _Planner:
         if isinstance(node, L.SubqueryAlias):
             return self.plan(node.child)
         if isinstance(node, L.DeviceHint):
-            pinned = self.plan(node.child)
-            pinned.__dict__["_device_pin"] = node.device
-            return pinned
+            return replace(self.plan(node.child), device_pin=node.device)
         if isinstance(node, L.Generate):
             return GenerateExec(self.plan(node.child), node.generator, node.outer, node.attributes)
         if isinstance(node, L.BroadcastHint):
             return self.plan(node.child)
         if isinstance(node, L.MapInBatches):
-            mapped = MapInBatchesExec(self.plan(node.child), node.function, node.kind, node.attributes)
-            if node.device is not None:
-                mapped.__dict__["_device_pin"] = node.device
-            return mapped
+            return MapInBatchesExec(self.plan(node.child), node.function, node.kind, node.attributes,
+                                    device_pin=node.device)
         if isinstance(node, L.LocalRelation):
             parts = max(1, min(self.conf.default_parallelism, node.table.num_rows // 1024 + 1))
             return LocalTableExec(node.table, node.attributes, parts)
@@ -164,7 +160,7 @@ class _Planner:
             if groups.rows >= 0 and child_size is not None and child_size[0] >= 0:
                 # each task keeps one state row per group it saw: at most its input, at most every group
                 rows = min(child_size[0], groups.rows * max(1, child.num_partitions))
-                partial.__dict__["_estimate"] = (rows, rows * row_width(partial.output))
+                partial = replace(partial, estimate=(rows, rows * row_width(partial.output)))
             exchanged = self._exchange(partial, partitioning)
             final_keys = tuple((a, a) for a in key_attrs)
             agg: PhysicalPlan = HashAggregateExec(exchanged, final_keys, call_list, "final")

@@ -70,10 +70,7 @@ def split_stages(plan: PhysicalPlan) -> StageGraph:
             broadcast = isinstance(new.partitioning, BroadcastPartitioning)
             new = ShuffleReadExec(stage.id, child_root.output,
                                   1 if broadcast else new.partitioning.num_partitions,
-                                  child_root.num_partitions, broadcast)
-            size = estimated_size(child_root)
-            if size is not None:
-                new.__dict__["_estimate"] = size
+                                  child_root.num_partitions, broadcast, estimate=estimated_size(child_root))
         done[id(node)] = new
         return new
 

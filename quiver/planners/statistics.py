@@ -73,9 +73,9 @@ def estimate(plan: L.LogicalPlan) -> Estimate:
     Plan nodes are immutable, so each node's estimate is worked out once and kept on it: join
     reordering and the cost-based rules ask for the same subtrees' estimates many times.
     """
-    cached = plan.__dict__.get("_estimate")
+    cached = plan.estimate_cache
     if cached is None:
-        cached = plan.__dict__["_estimate"] = _estimate(plan)
+        cached = plan.memoize("estimate_cache", _estimate(plan))
     return cached
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import itertools
-from dataclasses import dataclass, field, fields, replace
-import functools
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
+from quiver.engine.core.tree import TreeNode
 
 _ids = itertools.count(1)
 
@@ -25,51 +25,23 @@ def new_expr_id() -> int:
     return next(_ids)
 
 
-@functools.cache
-def field_names(cls: type) -> tuple[str, ...]:
-    """A plan or expression class's dataclass field names, looked up once per class: the tree
-    walks of the analyzer and optimizer ask for them on every node, and `dataclasses.fields` is slow."""
-    return tuple(f.name for f in fields(cls))
-
-
 @dataclass(frozen=True, eq=False)
-class Expr:
+class Expr(TreeNode["Expr"]):
     """Base of all expressions; subclasses are frozen dataclasses compared by value."""
 
-    def children(self) -> tuple["Expr", ...]:
-        cached = self.__dict__.get("_children")
-        if cached is not None:
-            return cached
-        out: list[Expr] = []
-        for name in field_names(type(self)):
-            v = getattr(self, name)
-            if isinstance(v, Expr):
-                out.append(v)
-            elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
-                out.extend(v)
-        # Nodes are immutable, so their children are worked out once (tree walks ask again and again).
-        self.__dict__["_children"] = children = tuple(out)
-        return children
+    folded: bool = field(default=False, init=False, compare=False, hash=False, repr=False)
+    """True once constant folding found nothing left to fold in this expression, so the optimizer's
+    later passes over the same tree skip it. A memo: any rebuilt expression starts without it, as a
+    changed one (an attribute replaced by a literal) may fold further."""
 
-    def with_children(self, new: tuple["Expr", ...]) -> "Expr":
-        it = iter(new)
-        changes: dict[str, Any] = {}
-        for name in field_names(type(self)):
-            v = getattr(self, name)
-            if isinstance(v, Expr):
-                changes[name] = next(it)
-            elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
-                changes[name] = tuple(next(it) for _ in v)
-        return replace(self, **changes) if changes else self
-
-    @property
+    @cached_property
     def resolved(self) -> bool:
-        if self.__dict__.get("_resolved"):
-            return True
-        done = all(c.resolved for c in self.children())
-        if done:  # immutable: once resolved, always
-            self.__dict__["_resolved"] = True
-        return done
+        return all(c.resolved for c in self.children())
+
+    @cached_property
+    def has_subquery(self) -> bool:
+        """Whether a subquery expression is in this tree; the optimizer asks it of every expression in every pass."""
+        return any(c.has_subquery for c in self.children())
 
     @property
     def dtype(self) -> T.DataType:
@@ -94,31 +66,15 @@ class Expr:
         """Ids of the attributes this expression reads."""
         return frozenset(a.expr_id for a in self.walk() if isinstance(a, AttributeRef))
 
-    def walk(self) -> Iterator["Expr"]:
-        yield self
-        for c in self.children():
-            yield from c.walk()
-
 
 def transform_expr(expr: Expr, fn: Callable[[Expr], Expr]) -> Expr:
     """Rebuild `expr` bottom-up, applying `fn` to every node after its children."""
-    kids = expr.children()
-    if kids:
-        new_kids = tuple(transform_expr(k, fn) for k in kids)
-        if any(a is not b for a, b in zip(new_kids, kids)):
-            expr = expr.with_children(new_kids)
-    return fn(expr)
+    return expr.transform_up(fn)
 
 
 def transform_expr_down(expr: Expr, fn: Callable[[Expr], Expr]) -> Expr:
     """Apply `fn` top-down; children of the node `fn` returns are visited next."""
-    expr = fn(expr)
-    kids = expr.children()
-    if kids:
-        new_kids = tuple(transform_expr_down(k, fn) for k in kids)
-        if any(a is not b for a, b in zip(new_kids, kids)):
-            expr = expr.with_children(new_kids)
-    return expr
+    return expr.transform_down(fn)
 
 
 # ---------------------------------------------------------------- leaves

@@ -1,137 +1,87 @@
 """Immutable logical plan nodes, and the generic walkers every rule uses.
 
 A node is a frozen dataclass; `children()` and `with_children()` are derived from its
-fields, so `transform_up` rebuilds any tree without knowing node types. After analysis
+fields by the tree base (`tree.TreeNode`), so `transform_up` rebuilds any tree without
+knowing node types. After analysis
 every node's `output` is a tuple of `AttributeRef`s with unique ids.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import functools
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ClassVar
 
 import pyarrow as pa
 
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
-    Alias, AttributeRef, Expr, SortOrder, field_names, new_expr_id, strip_alias,
+    Alias, AttributeRef, Expr, SortOrder, new_expr_id, strip_alias,
 )
-
-
-# Fields of leaves that declare their output columns; they are not expressions to rewrite.
-_OUTPUT_FIELDS = frozenset({"attributes", "attribute"})
+from quiver.engine.core.tree import TreeNode, map_members, members, node_fields
 
 
 @dataclass(frozen=True, eq=False)
-class LogicalPlan:
+class LogicalPlan(TreeNode["LogicalPlan"]):
     """Base of all logical plan nodes."""
 
-    def children(self) -> tuple["LogicalPlan", ...]:
-        cached = self.__dict__.get("_children")
-        if cached is not None:
-            return cached
-        out: list[LogicalPlan] = []
-        for name in field_names(type(self)):
-            v = getattr(self, name)
-            if isinstance(v, LogicalPlan):
-                out.append(v)
-            elif isinstance(v, tuple) and v and all(isinstance(x, LogicalPlan) for x in v):
-                out.extend(v)
-        # Nodes are immutable, so their children are worked out once (rules walk the tree repeatedly).
-        self.__dict__["_children"] = children = tuple(out)
-        return children
+    # Fields of nodes that declare their output columns; they are not expressions to rewrite.
+    output_fields: ClassVar[frozenset[str]] = frozenset({"attributes", "attribute"})
 
-    def with_children(self, new: tuple["LogicalPlan", ...]) -> "LogicalPlan":
-        it = iter(new)
-        changes: dict[str, Any] = {}
-        for name in field_names(type(self)):
-            v = getattr(self, name)
-            if isinstance(v, LogicalPlan):
-                changes[name] = next(it)
-            elif isinstance(v, tuple) and v and all(isinstance(x, LogicalPlan) for x in v):
-                changes[name] = tuple(next(it) for _ in v)
-        return replace(self, **changes) if changes else self
+    estimate_cache: Any = field(default=None, init=False, compare=False, hash=False, repr=False)
+    """What `planners.statistics.estimate` worked out for this node (rows, bytes, columns), kept
+    because join reordering and the cost-based rules ask for the same subtrees' estimates many
+    times. A memo: any rebuilt node starts without it, as the estimate of a changed node (a join
+    whose side is now filtered) is not the old node's."""
 
     def expressions(self) -> tuple[Expr, ...]:
         """The expressions this node evaluates (not those of its children)."""
-        out: list[Expr] = []
-        for name in field_names(type(self)):
-            if name in _OUTPUT_FIELDS:
-                continue
-            v = getattr(self, name)
-            if isinstance(v, Expr):
-                out.append(v)
-            elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
-                out.extend(v)
-        return tuple(out)
+        return members(self, _expression_fields(type(self)), Expr)
 
     def map_expressions(self, fn: Callable[[Expr], Expr]) -> "LogicalPlan":
-        changes: dict[str, Any] = {}
-        for name in field_names(type(self)):
-            if name in _OUTPUT_FIELDS:
-                continue
-            v = getattr(self, name)
-            if isinstance(v, Expr):
-                new = fn(v)
-                if new is not v:
-                    changes[name] = new
-            elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
-                mapped = tuple(fn(x) for x in v)
-                if any(a is not b for a, b in zip(mapped, v)):
-                    changes[name] = mapped
-        # An unchanged node stays the same object, so its cached children and estimates survive
-        # and the optimizer's fixed-point check compares by identity.
-        return replace(self, **changes) if changes else self
+        """This node with `fn` applied to each of its expressions; the node itself when none changes,
+        so its memos survive and the optimizer's fixed-point check compares by identity."""
+        return map_members(self, _expression_fields(type(self)), Expr, fn)
 
     @property
     def output(self) -> tuple[AttributeRef, ...]:
         raise NotImplementedError(type(self).__name__)
 
-    @property
+    @cached_property
     def resolved(self) -> bool:
-        if self.__dict__.get("_resolved"):
-            return True
-        done = all(c.resolved for c in self.children()) and all(e.resolved for e in self.expressions())
-        if done:  # an immutable node once resolved stays so; analysis asks for every node repeatedly
-            self.__dict__["_resolved"] = True
-        return done
+        return all(c.resolved for c in self.children()) and all(e.resolved for e in self.expressions())
 
     def node_string(self) -> str:
         """One line describing this node (without its children) for explain()."""
         args = ", ".join(e.sql() for e in self.expressions())
         return f"{type(self).__name__} [{args}]" if args else type(self).__name__
 
-    def tree_string(self, indent: int = 0) -> str:
-        lines = [("   " * (indent - 1) + "+- " if indent else "") + self.node_string()]
-        for c in self.children():
-            lines.append(c.tree_string(indent + 1))
-        return "\n".join(lines)
 
-    def walk(self) -> Iterator["LogicalPlan"]:
-        yield self
-        for c in self.children():
-            yield from c.walk()
+@functools.cache
+def _expression_fields(cls: type[LogicalPlan]) -> tuple[str, ...]:
+    return tuple(name for name in node_fields(cls) if name not in cls.output_fields)
+
+
+@dataclass(frozen=True, eq=False)
+class UnaryNode(LogicalPlan):
+    """A node over one input, `child` (its first field); its output is the child's columns unless
+    the node says otherwise (Spark's UnaryNode)."""
+
+    child: LogicalPlan
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output
 
 
 def transform_up(plan: LogicalPlan, fn: Callable[[LogicalPlan], LogicalPlan]) -> LogicalPlan:
     """Rebuild `plan` bottom-up, applying `fn` to every node after its children."""
-    kids = plan.children()
-    if kids:
-        new_kids = tuple(transform_up(k, fn) for k in kids)
-        if any(a is not b for a, b in zip(new_kids, kids)):
-            plan = plan.with_children(new_kids)
-    return fn(plan)
+    return plan.transform_up(fn)
 
 
 def transform_down(plan: LogicalPlan, fn: Callable[[LogicalPlan], LogicalPlan]) -> LogicalPlan:
     """Apply `fn` top-down; the children of what `fn` returns are visited next."""
-    plan = fn(plan)
-    kids = plan.children()
-    if kids:
-        new_kids = tuple(transform_down(k, fn) for k in kids)
-        if any(a is not b for a, b in zip(new_kids, kids)):
-            plan = plan.with_children(new_kids)
-    return plan
+    return plan.transform_down(fn)
 
 
 def attributes_of(schema: T.StructType) -> tuple[AttributeRef, ...]:
@@ -204,10 +154,9 @@ class RangeRelation(LogicalPlan):
 
 
 @dataclass(frozen=True)
-class Project(LogicalPlan):
+class Project(UnaryNode):
     """Compute a list of named expressions over each row."""
 
-    child: LogicalPlan
     projections: tuple[Expr, ...]
 
     @cached_property
@@ -225,20 +174,14 @@ def named_output(e: Expr) -> AttributeRef:
 
 
 @dataclass(frozen=True)
-class Filter(LogicalPlan):
-    child: LogicalPlan
+class Filter(UnaryNode):
     condition: Expr
-
-    @property
-    def output(self) -> tuple[AttributeRef, ...]:
-        return self.child.output
 
 
 @dataclass(frozen=True)
-class Aggregate(LogicalPlan):
+class Aggregate(UnaryNode):
     """Group by `grouping` and compute `aggregates` (named; may reference grouping attributes)."""
 
-    child: LogicalPlan
     grouping: tuple[Expr, ...]
     aggregates: tuple[Expr, ...]
 
@@ -266,10 +209,9 @@ def _named_sql(e: Expr) -> str:
 
 
 @dataclass(frozen=True)
-class Window(LogicalPlan):
+class Window(UnaryNode):
     """Append window expressions (aliased) sharing one PARTITION BY / ORDER BY to every row."""
 
-    child: LogicalPlan
     window_exprs: tuple[Expr, ...]
     partition_by: tuple[Expr, ...]
     order_by: tuple[SortOrder, ...]
@@ -284,28 +226,18 @@ class Window(LogicalPlan):
 
 
 @dataclass(frozen=True)
-class Sort(LogicalPlan):
-    child: LogicalPlan
+class Sort(UnaryNode):
     orders: tuple[SortOrder, ...]
     is_global: bool = True
 
-    @property
-    def output(self) -> tuple[AttributeRef, ...]:
-        return self.child.output
-
 
 @dataclass(frozen=True)
-class Repartition(LogicalPlan):
+class Repartition(UnaryNode):
     """`repartition(n, *cols)` (hash or round robin), `repartitionByRange` or `coalesce(n)` (no shuffle)."""
 
-    child: LogicalPlan
     num_partitions: int | None
     keys: tuple[Expr, ...] = ()
     kind: str = "hash"
-
-    @property
-    def output(self) -> tuple[AttributeRef, ...]:
-        return self.child.output
 
     def node_string(self) -> str:
         keys = f" [{', '.join(k.sql() for k in self.keys)}]" if self.keys else ""
@@ -313,58 +245,42 @@ class Repartition(LogicalPlan):
 
 
 @dataclass(frozen=True)
-class Limit(LogicalPlan):
-    child: LogicalPlan
+class Limit(UnaryNode):
     n: int
-
-    @property
-    def output(self) -> tuple[AttributeRef, ...]:
-        return self.child.output
 
     def node_string(self) -> str:
         return f"Limit {self.n}"
 
 
 @dataclass(frozen=True)
-class Offset(LogicalPlan):
+class Offset(UnaryNode):
     """Skip the first `n` rows (SQL OFFSET, `df.offset(n)`), in the child's order."""
 
-    child: LogicalPlan
     n: int
-
-    @property
-    def output(self) -> tuple[AttributeRef, ...]:
-        return self.child.output
 
     def node_string(self) -> str:
         return f"Offset {self.n}"
 
 
 @dataclass(frozen=True)
-class DeviceHint(LogicalPlan):
+class DeviceHint(UnaryNode):
     """`df.hint("device", "gpu")`: the operator that computes the child runs on that kind of device
     when it can (placement says why where it cannot)."""
 
-    child: LogicalPlan
     device: str
-
-    @property
-    def output(self) -> tuple[AttributeRef, ...]:
-        return self.child.output
 
     def node_string(self) -> str:
         return f"DeviceHint {self.device}"
 
 
 @dataclass(frozen=True)
-class MapInBatches(LogicalPlan):
+class MapInBatches(UnaryNode):
     """`df.mapInArrow(fn, schema)` / `df.mapInPandas(fn, schema)`: `function` turns each partition's
     stream of batches (pyarrow.RecordBatch for kind "arrow", pandas.DataFrame for "pandas") into
     batches with the columns `attributes`. Opaque to the optimizer: no filter, limit or projection
     passes through it, and it reads every column of its child. `device` is the accelerator kind a
     resource profile asked for ("gpu", "npu"), None for any."""
 
-    child: LogicalPlan
     function: Any
     kind: str
     attributes: tuple[AttributeRef, ...]
@@ -382,10 +298,9 @@ class MapInBatches(LogicalPlan):
 
 
 @dataclass(frozen=True)
-class SubqueryAlias(LogicalPlan):
+class SubqueryAlias(UnaryNode):
     """`df.alias("d")`: the child's columns become reachable as `d.<name>`."""
 
-    child: LogicalPlan
     alias: str
 
     @cached_property
@@ -482,19 +397,18 @@ def plan_stats_rows(plan: LogicalPlan) -> int | None:
 
 
 __all__ = [
-    "LogicalPlan", "LocalRelation", "SourceScan", "RangeRelation", "Project", "Filter", "Aggregate",
+    "LogicalPlan", "UnaryNode", "LocalRelation", "SourceScan", "RangeRelation", "Project", "Filter", "Aggregate",
     "Sort", "Window", "Repartition", "Limit", "SubqueryAlias", "InMemoryRelation", "Join", "Union", "transform_up", "transform_down",
     "attributes_of", "named_output", "JOIN_TYPES", "JOIN_TYPE_ALIASES",
 ]
 
 
 @dataclass(frozen=True)
-class Generate(LogicalPlan):
+class Generate(UnaryNode):
     """explode / posexplode / inline of `generator` (a call of one of them, without `_outer`): each
     child row is repeated once per element, with the element's columns `attributes` added; with
     `outer`, a row whose array or map is null or empty stays, once, with nulls (Spark's Generate)."""
 
-    child: LogicalPlan
     generator: Expr
     outer: bool
     attributes: tuple[AttributeRef, ...]
@@ -509,15 +423,9 @@ class Generate(LogicalPlan):
 
 
 @dataclass(frozen=True)
-class BroadcastHint(LogicalPlan):
+class BroadcastHint(UnaryNode):
     """`F.broadcast(df)` / `df.hint("broadcast")`: a join with this side builds its hash table from
     the whole of it, sent to every task of the other side, whatever its estimated size."""
-
-    child: LogicalPlan
-
-    @property
-    def output(self) -> tuple[AttributeRef, ...]:
-        return self.child.output
 
 
 __all__ += ["Generate", "BroadcastHint"]

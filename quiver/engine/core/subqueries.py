@@ -20,13 +20,9 @@ from quiver.engine.core.plan import LogicalPlan, transform_up
 class OuterReference(Expr):
     """A column of the enclosing query, read inside a subquery; a leaf, so the inner plan's rules ignore it."""
 
+    leaf_fields = frozenset({"attribute"})
+
     attribute: AttributeRef
-
-    def children(self) -> tuple[Expr, ...]:
-        return ()
-
-    def with_children(self, new: tuple[Expr, ...]) -> Expr:
-        return self
 
     @property
     def resolved(self) -> bool:
@@ -64,6 +60,10 @@ class SubqueryExpression(Expr):
     @property
     def deterministic(self) -> bool:
         return False
+
+    @property
+    def has_subquery(self) -> bool:
+        return True
 
     def outer_references(self) -> list[AttributeRef]:
         """The enclosing query's columns this subquery reads (its correlation)."""
@@ -146,12 +146,8 @@ def subquery_expressions(e: Expr) -> Iterator[SubqueryExpression]:
 
 
 def has_subquery(e: Expr) -> bool:
-    """Whether `e` holds a subquery expression; kept on the (immutable) expression, since the
-    optimizer asks it of every expression in every pass."""
-    known = e.__dict__.get("_has_subquery")
-    if known is None:
-        known = e.__dict__["_has_subquery"] = any(True for _ in subquery_expressions(e))
-    return known
+    """Whether `e` holds a subquery expression (`Expr.has_subquery`, worked out once per expression)."""
+    return e.has_subquery
 
 
 def outer_references(plan: LogicalPlan) -> list[AttributeRef]:

@@ -23,11 +23,11 @@ def fold_constants(plan: LogicalPlan) -> LogicalPlan:
 
 def fold_expression(e: Expr) -> Expr:
     """`e` with its constant sub-expressions folded; a folded result folds to itself, so it is marked
-    (expressions are immutable) and the optimizer's later passes over the same tree skip it."""
-    if e.__dict__.get("_folded"):
+    (`Expr.folded`) and the optimizer's later passes over the same tree skip it."""
+    if e.folded:
         return e
     folded = transform_expr(e, _fold)
-    folded.__dict__["_folded"] = True
+    folded.memoize("folded", True)
     return folded
 
 

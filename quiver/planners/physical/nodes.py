@@ -1,16 +1,16 @@
 """The physical operators: plain immutable values that executors run, and how their output is partitioned."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
 from quiver.engine.core.expressions import (
     AggregateFunction, Alias, AttributeRef, Expr, SortOrder,
-    field_names,
 )
 from quiver.engine.core import plan as L
+from quiver.engine.core.tree import TreeNode
 
 
 # ---------------------------------------------------------------- partitioning
@@ -65,70 +65,49 @@ Partitioning = HashPartitioning | RangePartitioning | RoundRobinPartitioning | S
 
 
 @dataclass(frozen=True, eq=False)
-class PhysicalPlan:
-    """Base of physical operators: output attributes and a partition count.
+class PhysicalPlan(TreeNode["PhysicalPlan"]):
+    """Base of physical operators: output attributes and a partition count."""
 
-    A node may carry annotations outside its fields (the planner's size estimate, a device
-    pinned by a hint); rebuilding a node with new children keeps them.
-    """
+    estimate: tuple[int, int] | None = field(default=None, compare=False, hash=False, repr=False, kw_only=True)
+    """(rows, bytes) the planner expects this operator to produce, from the logical plan it came
+    from; None where it set none (`estimated_size` then reads the input's). An annotation: `replace`,
+    `with_children` and every rewrite keep it, since rewriting a physical plan keeps what each
+    operator produces (stage cutting reads the rows an exchange moved through a ShuffleReadExec)."""
 
-    def children(self) -> tuple["PhysicalPlan", ...]:
-        out: list[PhysicalPlan] = []
-        for name in field_names(type(self)):
-            v = getattr(self, name)
-            if isinstance(v, PhysicalPlan):
-                out.append(v)
-            elif isinstance(v, tuple) and v and all(isinstance(x, PhysicalPlan) for x in v):
-                out.extend(v)
-        return tuple(out)
-
-    def with_children(self, new: tuple["PhysicalPlan", ...]) -> "PhysicalPlan":
-        it = iter(new)
-        changes: dict[str, Any] = {}
-        for name in field_names(type(self)):
-            v = getattr(self, name)
-            if isinstance(v, PhysicalPlan):
-                changes[name] = next(it)
-            elif isinstance(v, tuple) and v and all(isinstance(x, PhysicalPlan) for x in v):
-                changes[name] = tuple(next(it) for _ in v)
-        if not changes:
-            return self
-        rebuilt = replace(self, **changes)
-        for key in ANNOTATIONS:
-            if key in self.__dict__:
-                rebuilt.__dict__[key] = self.__dict__[key]
-        return rebuilt
+    device_pin: str | None = field(default=None, compare=False, hash=False, repr=False, kw_only=True)
+    """The device kind `df.hint("device", ...)` or a resource profile pinned this operator to; None
+    where none did. An annotation: every rewrite keeps it, as it is the user's choice, not
+    something the operator's fields say."""
 
     @property
     def output(self) -> tuple[AttributeRef, ...]:
-        return self.children()[0].output
+        raise NotImplementedError(type(self).__name__)
 
     @property
     def num_partitions(self) -> int:
-        return self.children()[0].num_partitions
-
-    def node_string(self) -> str:
-        return type(self).__name__
-
-    def tree_string(self, indent: int = 0) -> str:
-        lines = [("   " * (indent - 1) + "+- " if indent else "") + self.node_string()]
-        for c in self.children():
-            lines.append(c.tree_string(indent + 1))
-        return "\n".join(lines)
-
-    def walk(self) -> Iterator["PhysicalPlan"]:
-        yield self
-        for c in self.children():
-            yield from c.walk()
+        raise NotImplementedError(type(self).__name__)
 
 
-ANNOTATIONS = ("_estimate", "_device_pin")
+@dataclass(frozen=True, eq=False)
+class UnaryExecNode(PhysicalPlan):
+    """An operator over one input, `child` (its first field); it produces the child's columns in
+    the child's partitions unless it says otherwise (Spark's UnaryExecNode)."""
+
+    child: PhysicalPlan
+
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output
+
+    @property
+    def num_partitions(self) -> int:
+        return self.child.num_partitions
 
 
 def estimated_size(plan: PhysicalPlan) -> tuple[int, int] | None:
     """(rows, bytes) this operator is expected to produce: the estimate of the logical plan it came
     from, or for an operator the planner added (an exchange, a key filter) its input's; None if unknown."""
-    est = plan.__dict__.get("_estimate")
+    est = plan.estimate
     if est is not None and est[0] >= 0:
         return est
     kids = plan.children()
@@ -139,15 +118,7 @@ def estimated_size(plan: PhysicalPlan) -> tuple[int, int] | None:
 
 def device_pin(plan: PhysicalPlan) -> str | None:
     """The device kind a `df.hint("device", ...)` pinned this operator to, if any."""
-    return plan.__dict__.get("_device_pin")
-
-
-def transform_physical(plan: PhysicalPlan, fn: Callable[[PhysicalPlan], PhysicalPlan]) -> PhysicalPlan:
-    """Rebuild a physical tree bottom-up."""
-    kids = plan.children()
-    if kids:
-        plan = plan.with_children(tuple(transform_physical(k, fn) for k in kids))
-    return fn(plan)
+    return plan.device_pin
 
 
 # A key filter runs only where its source has this many times fewer rows than the keys it filters.
@@ -239,8 +210,7 @@ class RangeExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class FilterExec(PhysicalPlan):
-    child: PhysicalPlan
+class FilterExec(UnaryExecNode):
     condition: Expr
 
     def node_string(self) -> str:
@@ -248,8 +218,7 @@ class FilterExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class ProjectExec(PhysicalPlan):
-    child: PhysicalPlan
+class ProjectExec(UnaryExecNode):
     projections: tuple[Expr, ...]
 
     @property
@@ -277,10 +246,9 @@ class AggregateCall:
 
 
 @dataclass(frozen=True)
-class HashAggregateExec(PhysicalPlan):
+class HashAggregateExec(UnaryExecNode):
     """Group by `keys`; `mode` partial (per partition, before the exchange), final or complete."""
 
-    child: PhysicalPlan
     keys: tuple[tuple[Expr, AttributeRef], ...]
     calls: tuple[AggregateCall, ...]
     mode: str
@@ -349,6 +317,14 @@ class KeyFilterExec(PhysicalPlan):
     max_rows: int
     target_keys: int
 
+    @property
+    def output(self) -> tuple[AttributeRef, ...]:
+        return self.child.output
+
+    @property
+    def num_partitions(self) -> int:
+        return self.child.num_partitions
+
     def applies_to(self, source_rows: int) -> bool:
         return source_rows <= self.max_rows and source_rows * KEY_FILTER_REDUCTION <= self.target_keys
 
@@ -382,10 +358,9 @@ class NestedLoopJoinExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class WindowExec(PhysicalPlan):
+class WindowExec(UnaryExecNode):
     """Window functions over partitions co-located by a hash exchange on the PARTITION BY keys."""
 
-    child: PhysicalPlan
     window_exprs: tuple[Expr, ...]
     partition_by: tuple[Expr, ...]
     order_by: tuple[SortOrder, ...]
@@ -401,10 +376,9 @@ class WindowExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class SortExec(PhysicalPlan):
+class SortExec(UnaryExecNode):
     """Sort within each partition (globally sorted after a range exchange)."""
 
-    child: PhysicalPlan
     orders: tuple[SortOrder, ...]
 
     def node_string(self) -> str:
@@ -412,10 +386,9 @@ class SortExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class TopKExec(PhysicalPlan):
+class TopKExec(UnaryExecNode):
     """The first `n` rows of each partition by `orders` (sort + limit without a full sort)."""
 
-    child: PhysicalPlan
     orders: tuple[SortOrder, ...]
     n: int
 
@@ -424,10 +397,9 @@ class TopKExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class OffsetExec(PhysicalPlan):
+class OffsetExec(UnaryExecNode):
     """Skip the first `n` rows of its input, which the planner gives one partition."""
 
-    child: PhysicalPlan
     n: int
 
     def node_string(self) -> str:
@@ -435,10 +407,9 @@ class OffsetExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class LimitExec(PhysicalPlan):
+class LimitExec(UnaryExecNode):
     """The first `n` rows of each partition; stops pulling input once it has them."""
 
-    child: PhysicalPlan
     n: int
 
     def node_string(self) -> str:
@@ -446,10 +417,9 @@ class LimitExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class CoalesceExec(PhysicalPlan):
+class CoalesceExec(UnaryExecNode):
     """Fewer partitions without a shuffle: output partition p reads a contiguous run of input partitions."""
 
-    child: PhysicalPlan
     partitions: int
 
     @property
@@ -490,11 +460,10 @@ class UnionExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class MapInBatchesExec(PhysicalPlan):
+class MapInBatchesExec(UnaryExecNode):
     """mapInArrow / mapInPandas: the user's function over each partition's stream of batches. The
-    device kind a resource profile asked for is its `_device_pin` annotation, as a hint's is."""
+    device kind a resource profile asked for is its `device_pin` annotation, as a hint's is."""
 
-    child: PhysicalPlan
     function: Any
     kind: str
     attributes: tuple[AttributeRef, ...]
@@ -510,12 +479,11 @@ class MapInBatchesExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class GenerateExec(PhysicalPlan):
+class GenerateExec(UnaryExecNode):
     """explode / posexplode / inline: each child row repeated per element of `generator`'s input,
     with the element's columns `attributes` added (one row of nulls for a null or empty input
     with `outer`). Runs on the CPU: it reshapes lists, which the array executors do not hold."""
 
-    child: PhysicalPlan
     generator: Expr
     outer: bool
     attributes: tuple[AttributeRef, ...]
@@ -529,10 +497,9 @@ class GenerateExec(PhysicalPlan):
 
 
 @dataclass(frozen=True)
-class ExchangeExec(PhysicalPlan):
+class ExchangeExec(UnaryExecNode):
     """Repartition the child's output; stages are cut here."""
 
-    child: PhysicalPlan
     partitioning: Any
 
     @property

@@ -10,7 +10,7 @@ Data's planner does: a new logical operator is planned by adding its function to
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 
@@ -83,9 +83,9 @@ class Planner:
                 f"no physical plan for logical node {type(node).__name__}; the physical planner plans "
                 f"{', '.join(sorted(t.__name__ for t in PLAN_FNS))}")
         physical = plan_fn(node, self)
-        if "_estimate" not in physical.__dict__:
+        if physical.estimate is None:
             e = estimate(node)
-            physical.__dict__["_estimate"] = (e.rows, e.size_bytes)
+            physical = replace(physical, estimate=(e.rows, e.size_bytes))
         return physical
 
 
@@ -140,9 +140,7 @@ def plan_broadcast_hint(node: L.BroadcastHint, planner: Planner) -> PhysicalPlan
 
 def plan_device_hint(node: L.DeviceHint, planner: Planner) -> PhysicalPlan:
     """The child's operators, its top one pinned to the hinted device kind for placement."""
-    pinned = planner.plan(node.child)
-    pinned.__dict__["_device_pin"] = node.device
-    return pinned
+    return replace(planner.plan(node.child), device_pin=node.device)
 
 
 # -- row-at-a-time operators
@@ -165,10 +163,8 @@ def plan_generate(node: L.Generate, planner: Planner) -> PhysicalPlan:
 
 def plan_map_in_batches(node: L.MapInBatches, planner: Planner) -> PhysicalPlan:
     """`mapInArrow` / `mapInPandas` in each of its input's tasks, pinned to the device its resource profile asks for."""
-    mapped = MapInBatchesExec(planner.plan(node.child), node.function, node.kind, node.attributes)
-    if node.device is not None:
-        mapped.__dict__["_device_pin"] = node.device
-    return mapped
+    return MapInBatchesExec(planner.plan(node.child), node.function, node.kind, node.attributes,
+                            device_pin=node.device)
 
 
 def plan_union(node: L.Union, planner: Planner) -> PhysicalPlan:
@@ -204,7 +200,7 @@ def plan_aggregate(node: L.Aggregate, planner: Planner) -> PhysicalPlan:
         if groups.rows >= 0 and child_size is not None and child_size[0] >= 0:
             # each task keeps one state row per group it saw: at most its input, at most every group
             rows = min(child_size[0], groups.rows * max(1, child.num_partitions))
-            partial.__dict__["_estimate"] = (rows, rows * row_width(partial.output))
+            partial = replace(partial, estimate=(rows, rows * row_width(partial.output)))
         exchanged = _exchange(partial, partitioning)
         final_keys = tuple((a, a) for a in key_attrs)
         agg: PhysicalPlan = HashAggregateExec(exchanged, final_keys, call_list, "final")

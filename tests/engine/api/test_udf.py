@@ -444,7 +444,7 @@ def test_map_with_gpu_resource_profile_pins_the_operator(df):
 
     out = df.mapInArrow(ident, "x int, s string, d double", profile=profile)
     node = next(n for n in physical(out).walk() if isinstance(n, P.MapInBatchesExec))
-    assert node.__dict__["_device_pin"] == "gpu" and P.device_pin(node) == "gpu"
+    assert node.device_pin == "gpu" and P.device_pin(node) == "gpu"
     assert len(out.collect()) == 4  # no GPU executor runs the map yet: the CPU does
 
     npu = ResourceProfileBuilder().require(TaskResourceRequests().cpus(1).resource("npu", 1)) \

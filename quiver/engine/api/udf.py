@@ -274,10 +274,6 @@ class UDFRegistration:
         raise NotImplementedError("Quiver runs no JVM: register a Python function with spark.udf.register instead")
 
 
-
-
-
-
 # ---------------------------------------------------------- mapInArrow / mapInPandas
 
 
@@ -300,11 +296,6 @@ def map_in_batches(plan: Any, func: Callable[[Iterable[Any]], Iterable[Any]], sc
         raise AnalysisException(f"{method}() needs a struct schema such as 'id long, name string', "
                                 f"got {out_schema.simpleString()}")
     return L.MapInBatches(plan, func, kind, L.attributes_of(out_schema), requested_device(profile))
-
-
-def function_name(fn: Any) -> str:
-    """How errors name a user function: its __name__, else its type."""
-    return getattr(fn, "__name__", None) or type(fn).__name__
 
 
 __all__ = [

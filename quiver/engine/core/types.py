@@ -297,10 +297,6 @@ def _tree_lines(lines: list[str], prefix: str, name: str, dtype: DataType, note:
             _tree_lines(lines, inner, f.name, f.dataType, f"nullable = {str(f.nullable).lower()}")
 
 
-def _is_nested(dt: DataType) -> bool:
-    return isinstance(dt, (ArrayType, MapType, StructType))
-
-
 def from_arrow(t: pa.DataType) -> DataType:
     """The Spark type that holds values of Arrow type `t`."""
     if pa.types.is_int8(t):

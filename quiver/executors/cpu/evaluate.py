@@ -342,6 +342,3 @@ def _case_when(expr: CaseWhen, batch: pa.RecordBatch) -> Value:
     names = [f"c{i}" for i in range(len(conds))]
     return pc.case_when(pa.StructArray.from_arrays(conds, names=names), *values, other)
 
-
-def spark_type_of(value: Value) -> T.DataType:
-    return T.from_arrow(value.type)

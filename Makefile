@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench venv clean
+.PHONY: demo test lint bench venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,10 @@ venv: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m examples.demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check quiver tests benchmarks examples
+	$(VENV)/bin/mypy
 
 test: $(STAMP)
 	scripts/system-packages

@@ -34,7 +34,7 @@ from quiver.engine.core.expressions import (
     ScalarFunction,
 )
 from quiver.executors.cpu.conjuncts import filter_by_conjuncts
-from quiver.executors.cpu.kernels.decimal import int64_decimal_arithmetic
+from quiver.executors.cpu.decimal import int64_decimal_arithmetic
 from quiver.executors.cpu.fixed_point import fixed_point_comparison, fixed_point_decimal
 
 Value = Union[pa.Array, pa.ChunkedArray, pa.Scalar]
@@ -92,7 +92,7 @@ def evaluate(expr: Expr, batch: pa.RecordBatch, memo: dict | None = None) -> Val
     if isinstance(expr, CaseWhen):
         return _case_when(expr, batch)
     if isinstance(expr, ScalarFunction):
-        from quiver.executors.cpu.kernels.scalar import KERNELS
+        from quiver.executors.cpu.kernels import KERNELS
 
         kernel = KERNELS.get(expr.name)
         if kernel is None:

@@ -17,7 +17,7 @@ from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import Cast, Expr, Literal, ScalarFunction, UnresolvedColumn
 from quiver.engine.analysis.functions.catalog import SCALAR_FUNCTIONS, common_type, lookup, result_type_of
-from quiver.executors.cpu.kernels.scalar import KERNELS
+from quiver.executors.cpu.kernels import KERNELS
 
 os.environ["TZ"] = "UTC"
 time.tzset()

@@ -23,7 +23,7 @@ from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.analysis.functions.catalog import NOT_LITERAL, lookup
 from quiver.executors.cpu.cast import cast_array
-from quiver.executors.cpu.kernels.scalar import KERNELS
+from quiver.executors.cpu.kernels import KERNELS
 
 os.environ["TZ"] = "UTC"
 time.tzset()

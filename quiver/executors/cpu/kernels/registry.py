@@ -65,20 +65,24 @@ def constant(arg: Value, function: str, what: str) -> Any:
 
 
 def null_scalar(t: pa.DataType) -> pa.Scalar:
+    """A null of Arrow type `t`."""
     return pa.scalar(None, t)
 
 
 def length_of(args: Sequence[Value]) -> int:
+    """The batch length: that of the first column among `args`."""
     return next(len(a) for a in args if isinstance(a, pa.Array))
 
 
 def as_array(value: Value, length: int) -> pa.Array:
+    """A column as it is; a literal repeated to `length` rows."""
     if isinstance(value, pa.Array):
         return value
     return pa.nulls(length, value.type) if not value.is_valid else pa.repeat(value, length)
 
 
 def all_null(length: int, t: T.DataType) -> pa.Array:
+    """`length` nulls of type `t`."""
     return pa.nulls(length, t.to_arrow())
 
 

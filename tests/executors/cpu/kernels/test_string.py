@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu.kernels import KERNELS
+from quiver.executors.cpu.kernels.string import like_match, like_regex
 from tests.executors.cpu.kernels.harness import Lit, assert_matches_pyspark, c, case_id, pyspark_results
 
 CASES: list[tuple[str, tuple]] = [
@@ -80,8 +81,6 @@ def test_sliced_string_columns():
 @given(st.lists(st.one_of(st.none(), st.text(alphabet="ab%_.\\\n*x", max_size=8)), max_size=30),
        st.text(alphabet="ab%_.\\*x", max_size=7))
 def test_like_matches_the_anchored_regex_it_replaces(strings, pattern):
-    from quiver.executors.cpu.kernels.string import like_match, like_regex
-
     arr = pa.array(strings, pa.string())
     try:
         reference = pc.match_substring_regex(arr, like_regex(pattern))

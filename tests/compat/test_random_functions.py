@@ -69,7 +69,7 @@ def test_rand_is_deterministic_for_a_seed(api):
 
 def test_rand_does_not_depend_on_batch_boundaries():
     """A row's value depends on its partition and position only, not on how the partition is cut into batches."""
-    from quiver.executors.cpu.row_position import normal, uniform
+    from quiver.executors.cpu.kernels.row_position import normal, uniform
 
     whole = uniform(5, 2, 0, 1000)
     pieces = np.concatenate([uniform(5, 2, 0, 333), uniform(5, 2, 333, 600), uniform(5, 2, 933, 67)])

@@ -1,7 +1,7 @@
 """Random samples of a DataFrame (`sample`, `randomSplit`, `sampleBy`) and `df.stat`'s statistics
 (`corr`, `cov`, `crosstab`, `freqItems`, `approxQuantile`).
 
-Samples are filters on `rand(seed)` (engine: quiver/executors/cpu/row_position.py), so like Spark's they are
+Samples are filters on `rand(seed)` (engine: quiver/executors/cpu/kernels/row_position.py), so like Spark's they are
 deterministic for a seed and a partitioning, and the splits of `randomSplit` are disjoint and
 cover every row; the rows chosen differ from Spark's, whose generator differs. A sample with
 replacement repeats each row a Poisson(fraction) number of times.

@@ -32,7 +32,7 @@ from quiver.executors.cpu.aggregate_inputs import (
     summable_as_int64,
 )
 from quiver.executors.cpu.batch_chunks import table_chunks
-from quiver.executors.cpu.kernels.decimal import decimal_average
+from quiver.executors.cpu.decimal import decimal_average
 from quiver.executors.cpu.dictionary_eval import is_dictionary_encoded
 from quiver.executors.cpu.evaluate import evaluate_array
 from quiver.executors.cpu.hashing import hash_columns

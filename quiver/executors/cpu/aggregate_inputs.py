@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import Expr
-from quiver.executors.cpu.kernels.decimal import _INT64_LIMIT, FixedPoint, decimal_array, largest_magnitude
+from quiver.executors.cpu.decimal import _INT64_LIMIT, FixedPoint, decimal_array, largest_magnitude
 from quiver.executors.cpu.fixed_point import fixed_point_value
 
 # Remapping a batch's dictionary goes through Python, value by value; a larger one is decoded.

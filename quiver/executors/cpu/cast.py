@@ -15,8 +15,8 @@ import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
-from quiver.executors.cpu.kernels import datetime_format as dt
-from quiver.executors.cpu.kernels.decimal import unscaled_int64
+from quiver.executors.cpu import datetime_format as dt
+from quiver.executors.cpu.decimal import unscaled_int64
 
 Value = pa.Array | pa.Scalar
 

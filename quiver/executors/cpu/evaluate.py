@@ -34,10 +34,10 @@ from quiver.engine.core.expressions import (
     ScalarFunction,
 )
 from quiver.executors.cpu.conjuncts import filter_by_conjuncts
-from quiver.executors.cpu.kernels.decimal import int64_decimal_arithmetic
+from quiver.executors.cpu.decimal import int64_decimal_arithmetic
 from quiver.executors.cpu.fixed_point import fixed_point_comparison, fixed_point_decimal
 from quiver.executors.cpu.cast import cast_array
-from quiver.executors.cpu.kernels.scalar import KERNELS
+from quiver.executors.cpu.kernels import KERNELS
 from quiver.executors.cpu.python_udf import evaluate_python_udf
 
 Value = Union[pa.Array, pa.ChunkedArray, pa.Scalar]

@@ -18,7 +18,7 @@ from quiver.executors.base import Device, TaskContext
 from quiver.executors.cpu.dictionary_eval import decode_dictionaries, filter_encoded_batch, is_dictionary_encoded
 from quiver.executors.cpu.evaluate import evaluate_array, filter_batch
 from quiver.executors.cpu.join import join_tables, stream_hash_join
-from quiver.executors.cpu.row_position import bind_row_position, uses_row_position
+from quiver.executors.cpu.kernels.row_position import bind_row_position, uses_row_position
 from quiver.executors.cpu.sort import sort_indices, top_k_indices
 from quiver.executors.cpu.window import compute_windows
 from quiver.planners.physical import nodes as P

@@ -25,7 +25,7 @@ from quiver.engine.core.expressions import (
     Expr,
     Literal,
 )
-from quiver.executors.cpu.kernels.decimal import (
+from quiver.executors.cpu.decimal import (
     _INT64_LIMIT,
     FixedPoint,
     add,

@@ -17,7 +17,7 @@ from quiver.engine.core import types as T
 from quiver.engine.core.expressions import AggregateFunction, AttributeRef, BinaryArithmetic, Literal, new_expr_id
 from quiver.executors.cpu.aggregate import aggregate_partition
 from quiver.executors.cpu.aggregate_inputs import DictionaryCodes, Int64SumBudget, codable, run_states
-from quiver.executors.cpu.kernels.decimal import FixedPoint
+from quiver.executors.cpu.decimal import FixedPoint
 from quiver.planners.physical.nodes import AggregateCall
 
 K = AttributeRef("k", T.StringType(), True, new_expr_id())

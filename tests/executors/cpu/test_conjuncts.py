@@ -92,7 +92,7 @@ def test_conjuncts_left_see_only_the_rows_kept_when_they_cost_more_than_the_cut(
 
 def test_every_row_position_function_is_nondeterministic_so_no_filter_cuts_under_it():
     from quiver.engine.core.expressions import NONDETERMINISTIC_FUNCTIONS
-    from quiver.executors.cpu.row_position import POSITIONAL_FUNCTIONS
+    from quiver.executors.cpu.kernels.row_position import POSITIONAL_FUNCTIONS
 
     # a positional function evaluated on a batch already cut by an earlier AND term would see other positions
     assert POSITIONAL_FUNCTIONS <= NONDETERMINISTIC_FUNCTIONS

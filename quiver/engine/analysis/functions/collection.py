@@ -1,11 +1,9 @@
-"""The analyzer's view of Spark's array, map and struct functions (array, struct, element_at, ...).
+"""The analyzer's view of Spark's array, map and struct functions (array, struct, element_at, size, ...).
 
-Registered into `function_catalog.SCALAR_FUNCTIONS` when that module loads. Types follow
-Spark's non-ANSI rules: the arguments of `array(...)` and `map(...)` meet at their wider
+Types follow Spark's non-ANSI rules: the arguments of `array(...)` and `map(...)` meet at their wider
 common type (strings win over numbers), element and key arguments are cast to the
 collection's element type, and a struct's field names come from the `named_struct`
-literal names. Generators (explode, posexplode, inline) are typed here too, but the
-analyzer lifts them out of the select list into a `Generate` node (quiver/engine/analysis/generators.py).
+literal names.
 """
 from __future__ import annotations
 
@@ -14,7 +12,8 @@ from typing import Any
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.analysis.functions.catalog import (
-    INT, NOT_LITERAL, STRING, _check, _register, common_type,
+    BOOLEAN, COLLECTION, INT, NOT_LITERAL, STRING, check_arguments, common_type, register, returns, same_as_first,
+    shown_with_defaults, takes,
 )
 
 DataType = T.DataType
@@ -131,7 +130,7 @@ def _element_at_inputs(name: str):
         if isinstance(t, T.MapType):
             return [None, _cast_to(types[1], t.keyType)]
         _array_arg(name, t)
-        return [None] + _check(name, [INT], types[1:])
+        return [None] + check_arguments(name, [INT], types[1:])
     return rule
 
 
@@ -216,7 +215,7 @@ def _array_and_element_type(name: str):
 def _array_join_inputs(types: list[DataType]) -> list[DataType | None]:
     a = _array_arg("array_join", types[0])
     first = None if isinstance(a.elementType, T.StringType) else T.ArrayType(T.StringType())
-    return [first] + _check("array_join", [STRING, STRING], types[1:])
+    return [first] + check_arguments("array_join", [STRING, STRING], types[1:])
 
 
 def _flatten_type(types: list[DataType]) -> DataType:
@@ -244,11 +243,11 @@ def _arrays_zip_pretty(args: list[str]) -> str:
 
 def _slice_inputs(types: list[DataType]) -> list[DataType | None]:
     _array_arg("slice", types[0])
-    return [None] + _check("slice", [INT, INT], types[1:])
+    return [None] + check_arguments("slice", [INT, INT], types[1:])
 
 
 def _array_repeat_inputs(types: list[DataType]) -> list[DataType | None]:
-    return [None] + _check("array_repeat", [INT], types[1:])
+    return [None] + check_arguments("array_repeat", [INT], types[1:])
 
 
 def _array_repeat_type(types: list[DataType]) -> DataType:
@@ -268,57 +267,106 @@ def _array_sort_pretty(args: list[str]) -> str:
     return f"array_sort({args[0]}, {_DEFAULT_COMPARATOR})"
 
 
-def _generator_type(types: list[DataType]) -> DataType:
-    """A generator's 'type' is its input's: Generate reads the columns it makes from that."""
+def _element_type(types: list[DataType]) -> DataType:
     t = types[0]
-    if not isinstance(t, (T.ArrayType, T.MapType, T.NullType)):
-        raise AnalysisException(f"a generator's input must be ARRAY or MAP, but it is {t.simpleString()}")
-    return t
+    if isinstance(t, T.ArrayType):
+        return t.elementType
+    if isinstance(t, T.MapType):
+        return t.valueType
+    return T.NullType()
 
 
-def _inline_type(types: list[DataType]) -> DataType:
-    t = types[0]
-    if not (isinstance(t, T.ArrayType) and isinstance(t.elementType, (T.StructType, T.NullType))):
-        raise AnalysisException(f"function inline: the argument must be an ARRAY of STRUCTs, but it is {t.simpleString()}")
-    return t
+def _array_contains_inputs(types: list[DataType]) -> list[DataType | None]:
+    array, value = types
+    if not isinstance(array, T.ArrayType):
+        raise AnalysisException(f"function array_contains: the first argument must be ARRAY, but it is {array.simpleString()}")
+    if isinstance(value, T.NullType):
+        raise AnalysisException("function array_contains: the value to look for cannot be a NULL literal")
+    element = array.elementType
+    if value == element:
+        return [None, None]
+    if isinstance(value, T.NumericType) and isinstance(element, T.NumericType):
+        wider = T.common_numeric_type(value, element)
+        return [None if wider == element else T.ArrayType(wider), None if wider == value else wider]
+    raise AnalysisException(
+        f"function array_contains: the value must have the array's element type {element.simpleString()}, "
+        f"but it is {value.simpleString()}"
+    )
 
 
-_register("array", 0, None, _array_type, _array_inputs)
-_register("named_struct", 0, None, lambda types: _struct_type(types, [NOT_LITERAL] * len(types)), None,
-          _struct_pretty("named_struct"), _struct_type)
-_register("struct", 0, None, lambda types: _struct_type(types, [NOT_LITERAL] * len(types)), None,
-          _struct_pretty("struct"), _struct_type)
-_register("map", 0, None, _map_type, _map_inputs)
-_register("map_from_arrays", 2, 2, _map_from_arrays_type, None)
-_register("array_repeat", 2, 2, _array_repeat_type, _array_repeat_inputs)
-_register("sequence", 2, 3, _sequence_type, _sequence_inputs)
+def _sort_array_inputs(types: list[DataType]) -> list[DataType | None]:
+    if not isinstance(types[0], T.ArrayType):
+        raise AnalysisException(f"function sort_array: the first argument must be ARRAY, but it is {types[0].simpleString()}")
+    return [None] + check_arguments("sort_array", [BOOLEAN], types[1:])
+
+
+def _field_type(types: list[DataType], literals: list[Any]) -> DataType:
+    """A struct field's type by its (literal) name, or a map's value type."""
+    t, key = types[0], literals[1] if len(literals) > 1 else NOT_LITERAL
+    if isinstance(t, T.MapType):
+        return t.valueType
+    if not isinstance(t, T.StructType):
+        raise AnalysisException(f"function get_field: the first argument must be STRUCT or MAP, but it is {t.simpleString()}")
+    if not isinstance(key, str):
+        # also what a caller sees that types get_field through `result_type` alone, which
+        # cannot see the name: the type must come from result_type_of(name, args)
+        raise AnalysisException("function get_field: the field name must be a string literal "
+                                "(a struct field's type is found with catalog.result_type_of)")
+    for f in t.fields:
+        if f.name == key:
+            return f.dataType
+    matches = [f for f in t.fields if f.name.lower() == key.lower()]
+    if len(matches) == 1:
+        return matches[0].dataType
+    raise AnalysisException(f"field '{key}' does not exist in {t.simpleString()}; fields are {', '.join(t.names)}")
+
+
+def _get_field(args: list[str]) -> str:
+    return f"{args[0]}.{args[1]}"
+
+
+def _element_at_index(args: list[str]) -> str:
+    return f"{args[0]}[{args[1]}]"
+
+
+register("array", 0, None, _array_type, _array_inputs)
+register("named_struct", 0, None, lambda types: _struct_type(types, [NOT_LITERAL] * len(types)), None,
+         _struct_pretty("named_struct"), _struct_type)
+register("struct", 0, None, lambda types: _struct_type(types, [NOT_LITERAL] * len(types)), None,
+         _struct_pretty("struct"), _struct_type)
+register("map", 0, None, _map_type, _map_inputs)
+register("map_from_arrays", 2, 2, _map_from_arrays_type, None)
+register("array_repeat", 2, 2, _array_repeat_type, _array_repeat_inputs)
+register("sequence", 2, 3, _sequence_type, _sequence_inputs)
 for _name in ("element_at", "try_element_at"):
-    _register(_name, 2, 2, _element_at_type, _element_at_inputs(_name))
-_register("get", 2, 2, _element_at_type, _element_at_inputs("get"))
-_register("map_keys", 1, 1, _map_keys_type)
-_register("map_values", 1, 1, _map_values_type)
-_register("map_entries", 1, 1, _map_entries_type)
-_register("map_contains_key", 2, 2, lambda types: T.BooleanType(), _map_key_inputs("map_contains_key"))
-_register("array_size", 1, 1, lambda types: T.IntegerType(), _array_only("array_size"))
-_register("array_distinct", 1, 1, _array_first, _array_only("array_distinct"))
-_register("array_sort", 1, 1, _array_first, _array_only("array_sort"), _array_sort_pretty)
-_register("array_compact", 1, 1, _array_first, _array_only("array_compact"))
-_register("array_max", 1, 1, _element_of_first, _array_only("array_max"))
-_register("array_min", 1, 1, _element_of_first, _array_only("array_min"))
+    register(_name, 2, 2, _element_at_type, _element_at_inputs(_name))
+register("get", 2, 2, _element_at_type, _element_at_inputs("get"))
+register("map_keys", 1, 1, _map_keys_type)
+register("map_values", 1, 1, _map_values_type)
+register("map_entries", 1, 1, _map_entries_type)
+register("map_contains_key", 2, 2, lambda types: T.BooleanType(), _map_key_inputs("map_contains_key"))
+register("array_size", 1, 1, lambda types: T.IntegerType(), _array_only("array_size"))
+register("array_distinct", 1, 1, _array_first, _array_only("array_distinct"))
+register("array_sort", 1, 1, _array_first, _array_only("array_sort"), _array_sort_pretty)
+register("array_compact", 1, 1, _array_first, _array_only("array_compact"))
+register("array_max", 1, 1, _element_of_first, _array_only("array_max"))
+register("array_min", 1, 1, _element_of_first, _array_only("array_min"))
 for _name in ("array_union", "array_intersect", "array_except"):
-    _register(_name, 2, 2, _two_arrays_type(_name), _two_arrays(_name))
-_register("arrays_overlap", 2, 2, lambda types: T.BooleanType(), _two_arrays("arrays_overlap"))
-_register("array_join", 2, 3, lambda types: T.StringType(), _array_join_inputs)
-_register("array_position", 2, 2, lambda types: T.LongType(), _array_and_element("array_position"))
+    register(_name, 2, 2, _two_arrays_type(_name), _two_arrays(_name))
+register("arrays_overlap", 2, 2, lambda types: T.BooleanType(), _two_arrays("arrays_overlap"))
+register("array_join", 2, 3, lambda types: T.StringType(), _array_join_inputs)
+register("array_position", 2, 2, lambda types: T.LongType(), _array_and_element("array_position"))
 for _name in ("array_remove", "array_append", "array_prepend"):
-    _register(_name, 2, 2, _array_and_element_type(_name), _array_and_element(_name))
-_register("slice", 3, 3, _array_first, _slice_inputs)
-_register("flatten", 1, 1, _flatten_type, _array_only("flatten"))
-_register("arrays_zip", 0, None, lambda types: _arrays_zip_type(types, [str(i) for i in range(len(types))]), None,
-          _arrays_zip_pretty, _arrays_zip_type)
-for _name in ("explode", "explode_outer", "posexplode", "posexplode_outer"):
-    _register(_name, 1, 1, _generator_type)
-for _name in ("inline", "inline_outer"):
-    _register(_name, 1, 1, _inline_type)
+    register(_name, 2, 2, _array_and_element_type(_name), _array_and_element(_name))
+register("slice", 3, 3, _array_first, _slice_inputs)
+register("flatten", 1, 1, _flatten_type, _array_only("flatten"))
+register("arrays_zip", 0, None, lambda types: _arrays_zip_type(types, [str(i) for i in range(len(types))]), None,
+         _arrays_zip_pretty, _arrays_zip_type)
+register("size", 1, 1, returns(T.IntegerType()), takes("size", COLLECTION))
+register("cardinality", 1, 1, returns(T.IntegerType()), takes("cardinality", COLLECTION))
+register("array_contains", 2, 2, returns(T.BooleanType()), _array_contains_inputs)
+register("sort_array", 1, 2, same_as_first, _sort_array_inputs, shown_with_defaults("sort_array", 2, ("true",)))
+register("get_field", 2, 2, lambda types: _field_type(types, [NOT_LITERAL] * len(types)), None, _get_field, _field_type)
+register("element_at_index", 2, 2, _element_type, None, _element_at_index)
 
 del _name

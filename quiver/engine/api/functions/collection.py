@@ -1,6 +1,6 @@
-"""The array, map, struct and generator half of `quiver.functions` (F), as in `pyspark.sql.functions`.
+"""Array, map and struct functions of `quiver.functions` (F), as in `pyspark.sql.functions`.
 
-Re-exported by `functions`. Arguments follow PySpark's reading: a str is a column name where
+Arguments follow PySpark's reading: a str is a column name where
 PySpark takes a column or name, and a Python value is a literal where it takes a value
 (`F.array_position(c, 3)`, `F.element_at(m, "k")`).
 """
@@ -8,32 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from quiver.engine.api.column import Column, lit, to_expr
+from quiver.engine.api.column import Column, literal_expr, to_expr
+from quiver.engine.api.functions.calls import ColumnOrName, call
 from quiver.engine.core.errors import AnalysisException
-from quiver.engine.core.expressions import (
-    Alias, AttributeRef, Expr, Literal, ScalarFunction, UnresolvedColumn,
-)
+from quiver.engine.core.expressions import Alias, AttributeRef, Expr, Literal, ScalarFunction, UnresolvedColumn
 from quiver.engine.core import types as T
-
-ColumnOrName = Column | str
-
-
-def _call(name: str, *args: Expr) -> Column:
-    return Column(ScalarFunction(name, tuple(args)))
-
-
-def _col(value: Any) -> Expr:
-    return to_expr(value)
-
-
-def _lit(value: Any) -> Expr:
-    return lit(value).expr
 
 
 def _many(cols: tuple) -> tuple:
     if len(cols) == 1 and isinstance(cols[0], (list, tuple, set)):
         cols = tuple(cols[0])
-    return tuple(_col(c) for c in cols)
+    return tuple(to_expr(c) for c in cols)
 
 
 def field_name(e: Expr, position: int) -> str:
@@ -70,7 +55,7 @@ def zip_call(values: tuple[Expr, ...]) -> ScalarFunction:
 
 def array(*cols: ColumnOrName) -> Column:
     """An array of the arguments (their common type), one per row."""
-    return _call("array", *_many(cols))
+    return call("array", *_many(cols))
 
 
 def struct(*cols: ColumnOrName) -> Column:
@@ -82,120 +67,121 @@ def named_struct(*cols: Any) -> Column:
     """named_struct(name1, value1, ...): names are literals (or lit columns)."""
     args = []
     for i, c in enumerate(cols):
-        args.append(_lit(c) if i % 2 == 0 and not isinstance(c, Column) else _col(c))
-    return _call("named_struct", *args)
+        args.append(literal_expr(c) if i % 2 == 0 and not isinstance(c, Column) else to_expr(c))
+    return call("named_struct", *args)
 
 
 def create_map(*cols: ColumnOrName) -> Column:
     """map(k1, v1, k2, v2, ...): one map per row."""
-    return _call("map", *_many(cols))
+    return call("map", *_many(cols))
 
 
 def map_from_arrays(col1: ColumnOrName, col2: ColumnOrName) -> Column:
-    return _call("map_from_arrays", _col(col1), _col(col2))
+    return call("map_from_arrays", to_expr(col1), to_expr(col2))
 
 
 def array_repeat(col: ColumnOrName, count: ColumnOrName | int) -> Column:
-    return _call("array_repeat", _col(col), _col(count))
+    return call("array_repeat", to_expr(col), to_expr(count))
 
 
 def sequence(start: ColumnOrName, stop: ColumnOrName, step: ColumnOrName | None = None) -> Column:
     """Integers from start to stop inclusive, by step (default 1, or -1 counting down)."""
-    args = (_col(start), _col(stop)) + (() if step is None else (_col(step),))
-    return _call("sequence", *args)
+    args = (to_expr(start), to_expr(stop)) + (() if step is None else (to_expr(step),))
+    return call("sequence", *args)
 
 
 # ---------------------------------------------------------------- access
 
 def element_at(col: ColumnOrName, extraction: Any) -> Column:
     """Array element at a 1-based index (negative from the end; null past the end), or map value by key."""
-    return _call("element_at", _col(col), _lit(extraction))
+    return call("element_at", to_expr(col), literal_expr(extraction))
 
 
 def try_element_at(col: ColumnOrName, extraction: Any) -> Column:
-    return _call("try_element_at", _col(col), _lit(extraction))
+    return call("try_element_at", to_expr(col), literal_expr(extraction))
 
 
 def get(col: ColumnOrName, index: ColumnOrName | int) -> Column:
     """Array element at a 0-based index; null outside the array."""
-    return _call("get", _col(col), _col(index))
+    return call("get", to_expr(col), to_expr(index))
 
 
 def map_keys(col: ColumnOrName) -> Column:
-    return _call("map_keys", _col(col))
+    return call("map_keys", to_expr(col))
 
 
 def map_values(col: ColumnOrName) -> Column:
-    return _call("map_values", _col(col))
+    return call("map_values", to_expr(col))
 
 
 def map_entries(col: ColumnOrName) -> Column:
-    return _call("map_entries", _col(col))
+    return call("map_entries", to_expr(col))
 
 
 def map_contains_key(col: ColumnOrName, value: Any) -> Column:
-    return _call("map_contains_key", _col(col), _lit(value))
+    return call("map_contains_key", to_expr(col), literal_expr(value))
 
 
 def array_size(col: ColumnOrName) -> Column:
-    return _call("array_size", _col(col))
+    return call("array_size", to_expr(col))
 
 
 # ---------------------------------------------------------------- array functions
 
 def array_distinct(col: ColumnOrName) -> Column:
-    return _call("array_distinct", _col(col))
+    return call("array_distinct", to_expr(col))
 
 
 def array_union(col1: ColumnOrName, col2: ColumnOrName) -> Column:
-    return _call("array_union", _col(col1), _col(col2))
+    return call("array_union", to_expr(col1), to_expr(col2))
 
 
 def array_intersect(col1: ColumnOrName, col2: ColumnOrName) -> Column:
-    return _call("array_intersect", _col(col1), _col(col2))
+    return call("array_intersect", to_expr(col1), to_expr(col2))
 
 
 def array_except(col1: ColumnOrName, col2: ColumnOrName) -> Column:
-    return _call("array_except", _col(col1), _col(col2))
+    return call("array_except", to_expr(col1), to_expr(col2))
 
 
 def arrays_overlap(a1: ColumnOrName, a2: ColumnOrName) -> Column:
-    return _call("arrays_overlap", _col(a1), _col(a2))
+    return call("arrays_overlap", to_expr(a1), to_expr(a2))
 
 
 def array_join(col: ColumnOrName, delimiter: str, null_replacement: str | None = None) -> Column:
     """Elements as strings joined by `delimiter`; nulls skipped unless `null_replacement` is given."""
-    args = (_col(col), _lit(delimiter)) + (() if null_replacement is None else (_lit(null_replacement),))
-    return _call("array_join", *args)
+    args = (to_expr(col), literal_expr(delimiter)) + (
+        () if null_replacement is None else (literal_expr(null_replacement),))
+    return call("array_join", *args)
 
 
 def array_max(col: ColumnOrName) -> Column:
-    return _call("array_max", _col(col))
+    return call("array_max", to_expr(col))
 
 
 def array_min(col: ColumnOrName) -> Column:
-    return _call("array_min", _col(col))
+    return call("array_min", to_expr(col))
 
 
 def array_position(col: ColumnOrName, value: Any) -> Column:
     """1-based position of the first element equal to `value`; 0 if absent."""
-    return _call("array_position", _col(col), _lit(value))
+    return call("array_position", to_expr(col), literal_expr(value))
 
 
 def array_remove(col: ColumnOrName, element: Any) -> Column:
-    return _call("array_remove", _col(col), _lit(element))
+    return call("array_remove", to_expr(col), literal_expr(element))
 
 
 def array_compact(col: ColumnOrName) -> Column:
-    return _call("array_compact", _col(col))
+    return call("array_compact", to_expr(col))
 
 
 def array_append(col: ColumnOrName, value: Any) -> Column:
-    return _call("array_append", _col(col), _lit(value))
+    return call("array_append", to_expr(col), literal_expr(value))
 
 
 def array_prepend(col: ColumnOrName, value: Any) -> Column:
-    return _call("array_prepend", _col(col), _lit(value))
+    return call("array_prepend", to_expr(col), literal_expr(value))
 
 
 def array_sort(col: ColumnOrName, comparator: Any = None) -> Column:
@@ -203,16 +189,16 @@ def array_sort(col: ColumnOrName, comparator: Any = None) -> Column:
     if comparator is not None:
         raise AnalysisException("array_sort(col, comparator) with a comparator function is not supported yet; "
                                 "use array_sort(col) or sort_array(col, asc)")
-    return _call("array_sort", _col(col))
+    return call("array_sort", to_expr(col))
 
 
 def slice(x: ColumnOrName, start: ColumnOrName | int, length: ColumnOrName | int) -> Column:  # noqa: A001
     """`length` elements from 1-based `start` (negative counts from the end)."""
-    return _call("slice", _col(x), _col(start), _col(length))
+    return call("slice", to_expr(x), to_expr(start), to_expr(length))
 
 
 def flatten(col: ColumnOrName) -> Column:
-    return _call("flatten", _col(col))
+    return call("flatten", to_expr(col))
 
 
 def arrays_zip(*cols: ColumnOrName) -> Column:
@@ -220,49 +206,29 @@ def arrays_zip(*cols: ColumnOrName) -> Column:
     return Column(zip_call(_many(cols)))
 
 
-# ---------------------------------------------------------------- generators
-
-def explode(col: ColumnOrName) -> Column:
-    """One row per array element (`col`) or map entry (`key`, `value`); null and empty give no rows."""
-    return _call("explode", _col(col))
+def size(col: ColumnOrName) -> Column:
+    """Elements of an array or map (-1 for null)."""
+    return call("size", to_expr(col))
 
 
-def explode_outer(col: ColumnOrName) -> Column:
-    """explode, but a null or empty array or map gives one row of nulls."""
-    return _call("explode_outer", _col(col))
+def cardinality(col: ColumnOrName) -> Column:
+    return call("cardinality", to_expr(col))
 
 
-def posexplode(col: ColumnOrName) -> Column:
-    """explode with the 0-based position first (`pos`)."""
-    return _call("posexplode", _col(col))
+def array_contains(col: ColumnOrName, value: Any) -> Column:
+    """Whether the array holds `value` (a literal, or a Column)."""
+    return call("array_contains", to_expr(col), literal_expr(value))
 
 
-def posexplode_outer(col: ColumnOrName) -> Column:
-    return _call("posexplode_outer", _col(col))
-
-
-def inline(col: ColumnOrName) -> Column:
-    """One row per struct of an array of structs, one column per field."""
-    return _call("inline", _col(col))
-
-
-def inline_outer(col: ColumnOrName) -> Column:
-    return _call("inline_outer", _col(col))
-
-
-# ---------------------------------------------------------------- hints
-
-def broadcast(df: Any) -> Any:
-    """Mark a DataFrame to be broadcast in a join (Spark's broadcast hint): the planner builds the
-    hash table from all of it in every task of the other side, whatever its estimated size."""
-    return df.hint("broadcast")
+def sort_array(col: ColumnOrName, asc: bool = True) -> Column:
+    """Each array sorted ascending (nulls first) or descending (nulls last)."""
+    return call("sort_array", to_expr(col), literal_expr(asc))
 
 
 __all__ = [
-    "array", "struct", "named_struct", "create_map", "map_from_arrays", "array_repeat", "sequence",
-    "element_at", "try_element_at", "get", "map_keys", "map_values", "map_entries", "map_contains_key",
-    "array_size", "array_distinct", "array_union", "array_intersect", "array_except", "arrays_overlap",
-    "array_join", "array_max", "array_min", "array_position", "array_remove", "array_compact", "array_append",
-    "array_prepend", "array_sort", "slice", "flatten", "arrays_zip", "explode", "explode_outer", "posexplode",
-    "posexplode_outer", "inline", "inline_outer", "broadcast",
+    "array", "struct", "named_struct", "create_map", "map_from_arrays", "array_repeat", "sequence", "element_at",
+    "try_element_at", "get", "map_keys", "map_values", "map_entries", "map_contains_key", "array_size",
+    "array_distinct", "array_union", "array_intersect", "array_except", "arrays_overlap", "array_join", "array_max",
+    "array_min", "array_position", "array_remove", "array_compact", "array_append", "array_prepend", "array_sort",
+    "slice", "flatten", "arrays_zip", "size", "cardinality", "array_contains", "sort_array",
 ]

@@ -20,14 +20,17 @@ import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
-from quiver.executors.cpu.kernels.registry import Value, _as_array, _length_of, _offsets, kernel
+from quiver.executors.cpu.kernels.registry import (
+    KERNELS, Value, all_null, as_array, constant, kernel, length_of, list_offsets, list_values, mask_null,
+    null_scalar,
+)
 
 
 # ---------------------------------------------------------------- layout helpers
 
 def _arrays(args: list[Value]) -> tuple[list[pa.Array], int]:
-    n = _length_of(args) if any(isinstance(a, pa.Array) for a in args) else 1
-    return [_as_array(a, n) for a in args], n
+    n = length_of(args) if any(isinstance(a, pa.Array) for a in args) else 1
+    return [as_array(a, n) for a in args], n
 
 
 def _np(a: pa.Array) -> np.ndarray:
@@ -43,7 +46,7 @@ def _flat(lists: pa.Array) -> tuple[np.ndarray, pa.Array]:
     if pa.types.is_null(lists.type):
         return np.zeros(0, np.int64), pa.array([], pa.null())
     if pa.types.is_map(lists.type):
-        offsets = _offsets(lists).to_numpy()
+        offsets = list_offsets(lists).to_numpy()
         parents = np.repeat(np.arange(len(lists)), np.diff(offsets))
         return parents, _entries(lists)
     return _np(pc.list_parent_indices(lists)).astype(np.int64), pc.list_flatten(lists)
@@ -59,7 +62,7 @@ def _entries(m: pa.Array) -> pa.StructArray:
 def _lengths(lists: pa.Array) -> np.ndarray:
     if pa.types.is_null(lists.type):
         return np.zeros(len(lists), np.int64)
-    return np.diff(_offsets(lists).to_numpy()).astype(np.int64)
+    return np.diff(list_offsets(lists).to_numpy()).astype(np.int64)
 
 
 def _starts(lists: pa.Array) -> np.ndarray:
@@ -281,7 +284,7 @@ def get(args: list[Value], rt: T.DataType) -> Value:
 
 def _map_part(maps: pa.Array, field: int, rt: T.DataType) -> pa.Array:
     _, entries = _flat(maps)
-    return pa.ListArray.from_arrays(_offsets(maps), entries.field(field), type=rt.to_arrow(),
+    return pa.ListArray.from_arrays(list_offsets(maps), entries.field(field), type=rt.to_arrow(),
                                     mask=maps.is_null() if maps.null_count else None)
 
 
@@ -301,7 +304,7 @@ def map_entries(args: list[Value], rt: T.DataType) -> Value:
     _, entries = _flat(maps)
     struct_type = rt.to_arrow().value_type
     values = pa.StructArray.from_arrays([entries.field(0), entries.field(1)], fields=list(struct_type))
-    return pa.ListArray.from_arrays(_offsets(maps), values, type=rt.to_arrow(),
+    return pa.ListArray.from_arrays(list_offsets(maps), values, type=rt.to_arrow(),
                                     mask=maps.is_null() if maps.null_count else None)
 
 
@@ -482,7 +485,7 @@ def flatten(args: list[Value], rt: T.DataType) -> Value:
     n = len(outer)
     outer_parents, inner = _flat(outer)
     if pa.types.is_null(inner.type):
-        return pa.ListArray.from_arrays(_offsets(outer), pa.array([], pa.null()), type=rt.to_arrow(),
+        return pa.ListArray.from_arrays(list_offsets(outer), pa.array([], pa.null()), type=rt.to_arrow(),
                                         mask=outer.is_null() if outer.null_count else None)
     null = _nulls(outer)
     inner_null = _nulls(inner)
@@ -646,11 +649,87 @@ def arrays_overlap(args: list[Value], rt: T.DataType) -> Value:
     return pa.array(shared, pa.bool_(), mask=null | unknown)
 
 
-# ---------------------------------------------------------------- generators
+# ---------------------------------------------------------------- size, containment, sorting and access
 
-@kernel("explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer")
-def generator(args: list[Value], rt: T.DataType) -> Value:
-    """Generators make rows, not values: the analyzer lifts them into a Generate node, so reaching
-    here means one was left inside an expression."""
-    raise QuiverError("a generator (explode, posexplode, inline) can only be evaluated by a Generate node; "
-                      "select it on its own in select() or LATERAL VIEW")
+@kernel("size", "cardinality")
+def size(args: list[Value], rt: T.DataType) -> Value:
+    """Number of elements; -1 for a null collection (Spark's non-ANSI legacy)."""
+    value = args[0]
+    if pa.types.is_null(value.type):
+        return pa.array(np.full(len(value), -1, np.int32))
+    if pa.types.is_map(value.type):  # list_value_length has no map kernel
+        lengths = np.diff(value.offsets.to_numpy()).astype(np.int32)
+        return pa.array(np.where(value.is_null().to_numpy(zero_copy_only=False), -1, lengths), pa.int32())
+    return pc.fill_null(pc.list_value_length(value).cast(pa.int32()), -1)
+
+
+@kernel("array_contains", data="all")
+def array_contains(args: list[Value], rt: T.DataType) -> Value:
+    """True if found; null if not found but the array holds a null; null for a null array or value."""
+    length = length_of(args)
+    lists, needle = as_array(args[0], length), args[1]
+    element_type = lists.type.value_type
+    values = pc.list_flatten(lists)
+    parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+    if isinstance(needle, pa.Scalar):
+        target = needle.cast(element_type) if needle.is_valid else null_scalar(element_type)
+    else:
+        target = pc.take(needle.cast(element_type), pa.array(parents, pa.int64()))
+    hits = pc.fill_null(pc.equal(values, target), False).to_numpy(zero_copy_only=False)
+    found = np.bincount(parents[hits], minlength=length) > 0
+    has_null = np.bincount(parents[values.is_null().to_numpy(zero_copy_only=False)], minlength=length) > 0
+    mask = lists.is_null().to_numpy(zero_copy_only=False) | (~found & has_null)
+    mask |= as_array(needle, length).is_null().to_numpy(zero_copy_only=False)
+    return pa.array(found, pa.bool_(), mask=mask)
+
+
+@kernel("sort_array")
+def sort_array(args: list[Value], rt: T.DataType) -> Value:
+    """Each array sorted: ascending with nulls first and NaN last, or the exact reverse of that."""
+    lists = args[0]
+    ascending = True if len(args) < 2 else constant(args[1], "sort_array", "ascending flag")
+    if ascending is None:
+        return all_null(len(lists), rt)
+    offsets = list_offsets(lists).to_numpy()
+    values = list_values(lists)
+    parents = np.repeat(np.arange(len(lists)), np.diff(offsets))
+    keys = {"parent": pa.array(parents)}
+    if pa.types.is_floating(values.type):
+        # Arrow sorts NaN next to nulls; Spark counts it above every number
+        keys["nan"] = pc.is_nan(values)
+    keys["value"] = values
+    order = pc.sort_indices(pa.table(keys), sort_keys=[(k, "ascending", "at_start") for k in keys])
+    ordered = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pc.take(values, order),
+                                       type=lists.type, mask=lists.is_null())
+    return ordered if ascending else KERNELS["reverse"]([ordered], rt)
+
+
+@kernel("get_field")
+def get_field(args: list[Value], rt: T.DataType) -> Value:
+    """A struct's field by name (exact, then case-insensitive), or a map's value by key."""
+    value = args[0]
+    key = constant(args[1], "get_field", "field name or key")
+    if pa.types.is_map(value.type):
+        return pc.map_lookup(value, pa.scalar(key, value.type.key_type), "first")
+    names = [value.type.field(i).name for i in range(value.type.num_fields)]
+    index = names.index(key) if key in names else [n.lower() for n in names].index(str(key).lower())
+    field = pc.struct_field(value, [index])
+    return mask_null(field, value.is_null()) if value.null_count else field
+
+
+@kernel("element_at_index")
+def element_at_index(args: list[Value], rt: T.DataType) -> Value:
+    """arr[i] (0-based, null when out of range) or map[key]."""
+    value = args[0]
+    key = constant(args[1], "element_at_index", "index or key")
+    if key is None:
+        return all_null(len(value), rt)
+    if pa.types.is_map(value.type):
+        return pc.map_lookup(value, pa.scalar(key, value.type.key_type), "first")
+    offsets = list_offsets(value).to_numpy()
+    inside = (key >= 0) & (key < np.diff(offsets)) & value.is_valid().to_numpy(zero_copy_only=False)
+    values = list_values(value)
+    if len(values) == 0:
+        return all_null(len(value), rt)
+    positions = np.where(inside, offsets[:-1] + key, 0)
+    return mask_null(pc.take(values, pa.array(positions.astype(np.int64))), ~inside)

@@ -1,17 +1,23 @@
-"""CPU kernels for Spark's date and time functions: fields, arithmetic, parsing, formatting, truncation."""
+"""CPU kernels for Spark's date and time functions: fields, arithmetic, parsing, formatting, truncation,
+make_date, next_day and time zones (from_utc_timestamp, to_utc_timestamp)."""
 from __future__ import annotations
 
+import datetime as _dt
+import re
 from datetime import datetime, timezone
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
-from quiver.executors.cpu.kernels import datetime_format as dtf
+from quiver.engine.core.errors import QuiverError
+from quiver.executors.cpu import datetime_format as dtf
 from quiver.executors.cpu.cast import cast_array
-from quiver.executors.cpu.kernels.registry import Value, _all_null, _as_array, _constant, _length_of, kernel
+from quiver.executors.cpu.kernels.registry import (
+    Value, all_null, as_array, constant, kernel, length_of, per_constant, per_row,
+)
 
 
 # ---------------------------------------------------------------- dates and times
@@ -68,9 +74,9 @@ def last_day(args: list[Value], rt: T.DataType) -> Value:
 
 
 def _shift_days(args: list[Value], sign: int) -> pa.Array:
-    length = _length_of(args)
-    dates = _as_array(args[0], length)
-    count = _as_array(args[1], length)
+    length = length_of(args)
+    dates = as_array(args[0], length)
+    count = as_array(args[1], length)
     offset = count.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
     return _date_result(_days(dates) + sign * offset, dates, count)
 
@@ -97,8 +103,8 @@ def datediff(args: list[Value], rt: T.DataType) -> Value:
 @kernel("add_months", data="all")
 def add_months(args: list[Value], rt: T.DataType) -> Value:
     """The date `n` months later, clamped to the end of a shorter month (Jan 31 + 1 = Feb 29)."""
-    length = _length_of(args)
-    dates, count = _as_array(args[0], length), _as_array(args[1], length)
+    length = length_of(args)
+    dates, count = as_array(args[0], length), as_array(args[1], length)
     year, month, day = dtf.civil_from_days(_days(dates))
     total = year * 12 + (month - 1) + count.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
     new_year, new_month = np.floor_divide(total, 12), total % 12 + 1
@@ -122,7 +128,7 @@ _MICROS_PER_DAY = 86_400_000_000
 @kernel("interval_add")
 def interval_add(args: list[Value], rt: T.DataType) -> Value:
     """`start + INTERVAL m MONTHS d DAYS u MICROSECONDS`: months first (end-of-month clamped), then days and time."""
-    months, days, micros = (int(_constant(a, "interval_add", "interval part")) for a in args[1:])
+    months, days, micros = (int(constant(a, "interval_add", "interval part")) for a in args[1:])
     start = args[0]
     if isinstance(rt, T.DateType):
         return _date_result(_add_months_to_days(_days(start), months) + days, start)
@@ -136,9 +142,9 @@ def interval_add(args: list[Value], rt: T.DataType) -> Value:
 @kernel("months_between", data=(0, 1))
 def months_between(args: list[Value], rt: T.DataType) -> Value:
     """Months from date2 to date1; whole when the days match or both are month ends, else by 31-day months."""
-    round_off = True if len(args) < 3 else _constant(args[2], "months_between", "roundOff flag")
-    length = _length_of(args[:2])
-    first, second = (_as_timestamp(_as_array(a, length)) for a in args[:2])
+    round_off = True if len(args) < 3 else constant(args[2], "months_between", "roundOff flag")
+    length = length_of(args[:2])
+    first, second = (_as_timestamp(as_array(a, length)) for a in args[:2])
     m1 = first.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
     m2 = second.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
     d1, d2 = np.floor_divide(m1, dtf.MICROS_PER_DAY), np.floor_divide(m2, dtf.MICROS_PER_DAY)
@@ -164,9 +170,9 @@ def to_date(args: list[Value], rt: T.DataType) -> Value:
     value = args[0]
     if len(args) == 1 or not (pa.types.is_string(value.type) or pa.types.is_large_string(value.type)):
         return cast_array(value, T.DateType())
-    fmt = _constant(args[1], "to_date", "format")
+    fmt = constant(args[1], "to_date", "format")
     if fmt is None:
-        return _all_null(len(value), T.DateType())
+        return all_null(len(value), T.DateType())
     return dtf.parse_with_pattern(value, fmt, "to_date").cast(pa.date32())
 
 
@@ -176,18 +182,18 @@ def to_timestamp(args: list[Value], rt: T.DataType) -> Value:
     value = args[0]
     if len(args) == 1 or not (pa.types.is_string(value.type) or pa.types.is_large_string(value.type)):
         return cast_array(value, T.TimestampType())
-    fmt = _constant(args[1], "to_timestamp", "format")
+    fmt = constant(args[1], "to_timestamp", "format")
     if fmt is None:
-        return _all_null(len(value), T.TimestampType())
+        return all_null(len(value), T.TimestampType())
     return dtf.parse_with_pattern(value, fmt, "to_timestamp")
 
 
 @kernel("date_format")
 def date_format(args: list[Value], rt: T.DataType) -> Value:
     """A timestamp printed with a Spark pattern ('yyyy-MM-dd HH:mm')."""
-    fmt = _constant(args[1], "date_format", "format")
+    fmt = constant(args[1], "date_format", "format")
     if fmt is None:
-        return _all_null(len(args[0]), T.StringType())
+        return all_null(len(args[0]), T.StringType())
     return dtf.format_with_pattern(_as_timestamp(args[0]), fmt, "date_format")
 
 
@@ -211,9 +217,9 @@ def unix_timestamp(args: list[Value], rt: T.DataType) -> Value:
         return pa.scalar(_now_micros() // dtf.MICROS_PER_SECOND, pa.int64())
     value = args[0]
     if pa.types.is_string(value.type) or pa.types.is_large_string(value.type):
-        fmt = "yyyy-MM-dd HH:mm:ss" if len(args) < 2 else _constant(args[1], "unix_timestamp", "format")
+        fmt = "yyyy-MM-dd HH:mm:ss" if len(args) < 2 else constant(args[1], "unix_timestamp", "format")
         if fmt is None:
-            return _all_null(len(value), T.LongType())
+            return all_null(len(value), T.LongType())
         value = dtf.parse_with_pattern(value, fmt, "unix_timestamp")
     return _epoch_seconds(_as_timestamp(value))
 
@@ -221,9 +227,9 @@ def unix_timestamp(args: list[Value], rt: T.DataType) -> Value:
 @kernel("from_unixtime")
 def from_unixtime(args: list[Value], rt: T.DataType) -> Value:
     """Seconds since the epoch printed with `format` (default yyyy-MM-dd HH:mm:ss)."""
-    fmt = "yyyy-MM-dd HH:mm:ss" if len(args) < 2 else _constant(args[1], "from_unixtime", "format")
+    fmt = "yyyy-MM-dd HH:mm:ss" if len(args) < 2 else constant(args[1], "from_unixtime", "format")
     if fmt is None:
-        return _all_null(len(args[0]), T.StringType())
+        return all_null(len(args[0]), T.StringType())
     seconds = args[0].cast(pa.int64())
     micros = pc.multiply(seconds, dtf.MICROS_PER_SECOND).cast(pa.timestamp("us"))
     return dtf.format_with_pattern(micros, fmt, "from_unixtime")
@@ -252,22 +258,99 @@ _DATE_UNITS = ("year", "quarter", "month", "week")
 @kernel("date_trunc", data=(1,))
 def date_trunc(args: list[Value], rt: T.DataType) -> Value:
     """The timestamp truncated to a unit ('year', 'month', 'week', 'hour', ...); unknown units give null."""
-    unit = _constant(args[0], "date_trunc", "unit")
+    unit = constant(args[0], "date_trunc", "unit")
     ts = _as_timestamp(args[1])
     arrow_unit = _TRUNC_UNITS.get((unit or "").lower())
     if arrow_unit is None:
-        return _all_null(len(ts), T.TimestampType())
+        return all_null(len(ts), T.TimestampType())
     return pc.floor_temporal(ts, unit=arrow_unit, week_starts_monday=True)
 
 
 @kernel("trunc")
 def trunc(args: list[Value], rt: T.DataType) -> Value:
     """The date truncated to 'year', 'quarter', 'month' or 'week'; other units give null."""
-    unit = _constant(args[1], "trunc", "unit")
+    unit = constant(args[1], "trunc", "unit")
     dates = _as_date(args[0])
     arrow_unit = _TRUNC_UNITS.get((unit or "").lower())
     if arrow_unit not in _DATE_UNITS:
-        return _all_null(len(dates), T.DateType())
+        return all_null(len(dates), T.DateType())
     return pc.floor_temporal(dates, unit=arrow_unit, week_starts_monday=True)
 
 del _name, _fn
+
+
+# ---------------------------------------------------------------- make_date, next_day, time zones
+
+def _make_date(y: int, m: int, d: int) -> _dt.date | None:
+    try:
+        return _dt.date(y, m, d)
+    except (ValueError, OverflowError):
+        return None
+
+
+@kernel("make_date", data="all")
+def make_date(args: list[Value], rt: T.DataType) -> Value:
+    """A date from year, month and day; null where they name no date (Spark's non-ANSI result)."""
+    return per_row(args, _make_date, pa.date32())
+
+
+_WEEKDAYS = {"MO": 0, "MON": 0, "MONDAY": 0, "TU": 1, "TUE": 1, "TUESDAY": 1, "WE": 2, "WED": 2,
+             "WEDNESDAY": 2, "TH": 3, "THU": 3, "THURSDAY": 3, "FR": 4, "FRI": 4, "FRIDAY": 4,
+             "SA": 5, "SAT": 5, "SATURDAY": 5, "SU": 6, "SUN": 6, "SUNDAY": 6}
+
+
+@kernel("next_day")
+def next_day(args: list[Value], rt: T.DataType) -> Value:
+    """The first later date on the given day of the week; null for an unknown day name."""
+    def apply(d: list[pa.Array], consts: list[Any]) -> pa.Array:
+        target = _WEEKDAYS.get(str(consts[0]).strip().upper())
+        if target is None:
+            return all_null(len(d[0]), T.DateType())
+        days = d[0].view(pa.int32()).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        weekday = (days + 3) % 7  # 1970-01-01 was a Thursday
+        moved = days + (target - weekday - 1) % 7 + 1
+        return pa.array(moved.astype(np.int32), pa.int32(), mask=d[0].is_null().to_numpy(zero_copy_only=False)
+                        ).view(pa.date32())
+    return per_constant([args[0]], [args[1]], apply, pa.date32())
+
+
+def _zone(name: str) -> Any:
+    m = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?", name.strip())
+    if m:
+        sign = 1 if m.group(1) == "+" else -1
+        return _dt.timezone(sign * _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0)))
+    import zoneinfo
+
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as err:
+        raise QuiverError(f"unknown time zone {name!r}; use a region such as 'America/New_York' or an "
+                          "offset such as '+08:00'") from err
+
+
+def _shift_zone(stamps: pa.Array, zone_name: str, to_utc: bool) -> pa.Array:
+    import pandas as pd
+
+    zone = _zone(zone_name)
+    micros = stamps.view(pa.int64()) if pa.types.is_timestamp(stamps.type) else stamps
+    series = pd.Series(pd.to_datetime(micros.fill_null(0).to_numpy(zero_copy_only=False), unit="us"))
+    if to_utc:
+        local = series.dt.tz_localize(zone, ambiguous=np.ones(len(series), bool),
+                                      nonexistent=pd.Timedelta(hours=1))
+        shifted = local.dt.tz_convert("UTC").dt.tz_localize(None)
+    else:
+        shifted = series.dt.tz_localize("UTC").dt.tz_convert(zone).dt.tz_localize(None)
+    values = shifted.to_numpy().astype("datetime64[us]").astype(np.int64)
+    return pa.array(values, pa.int64(), mask=stamps.is_null().to_numpy(zero_copy_only=False)).view(pa.timestamp("us"))
+
+
+@kernel("from_utc_timestamp")
+def from_utc_timestamp(args: list[Value], rt: T.DataType) -> Value:
+    """The UTC wall-clock time shown as the wall-clock time of the zone."""
+    return per_constant([args[0]], [args[1]], lambda d, c: _shift_zone(d[0], c[0], False), rt.to_arrow())
+
+
+@kernel("to_utc_timestamp")
+def to_utc_timestamp(args: list[Value], rt: T.DataType) -> Value:
+    """The zone's wall-clock time shown as the UTC wall-clock time."""
+    return per_constant([args[0]], [args[1]], lambda d, c: _shift_zone(d[0], c[0], True), rt.to_arrow())

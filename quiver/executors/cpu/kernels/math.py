@@ -1,6 +1,9 @@
-"""CPU kernels for Spark's math functions: elementary functions, rounding, greatest and least."""
+"""CPU kernels for Spark's math functions: elementary functions, rounding, greatest and least, pmod,
+and numbers in other bases (bin, hex, unhex, conv)."""
 from __future__ import annotations
 
+import decimal
+import re
 from typing import Callable
 
 import numpy as np
@@ -9,7 +12,9 @@ import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
 from quiver.executors.cpu.cast import cast_array, round_decimal
-from quiver.executors.cpu.kernels.registry import Value, _all_null, _as_array, _constant, _length_of, _mask_null, _typed, kernel
+from quiver.executors.cpu.kernels.registry import (
+    Value, all_null, as_array, constant, kernel, length_of, mask_null, per_row, to_result_type,
+)
 
 
 # ---------------------------------------------------------------- math
@@ -29,7 +34,7 @@ def _unary_math(fn: Callable[[Value], Value], name: str, domain: Callable[[Value
         x = _double(args[0])
         out = fn(x)
         if domain is not None:
-            out = _mask_null(out, domain(x))
+            out = mask_null(out, domain(x))
         return out
     run.__doc__ = f"{name}, on doubles" + (" (null where Spark's domain check fails)" if domain else "")
     return run
@@ -73,10 +78,10 @@ def log(args: list[Value], rt: T.DataType) -> Value:
     """log(x) is ln(x); log(base, x) = ln(x) / ln(base); null when base or x <= 0."""
     if len(args) == 1:
         x = _double(args[0])
-        return _mask_null(pc.ln(x), _not_positive(x))
+        return mask_null(pc.ln(x), _not_positive(x))
     base, x = _double(args[0]), _double(args[1])
     out = pc.divide(pc.ln(x), pc.ln(base))
-    return _mask_null(out, pc.or_(_not_positive(x), _not_positive(base)))
+    return mask_null(out, pc.or_(_not_positive(x), _not_positive(base)))
 
 
 @kernel("pow", "power", data="all")
@@ -98,8 +103,8 @@ def atan2(args: list[Value], rt: T.DataType) -> Value:
 @kernel("hypot", data="all")
 def hypot(args: list[Value], rt: T.DataType) -> Value:
     """sqrt(a^2 + b^2) without intermediate overflow, as Java's Math.hypot."""
-    length = _length_of(args)
-    a, b = (_double(_as_array(x, length)) for x in args)
+    length = length_of(args)
+    a, b = (_double(as_array(x, length)) for x in args)
     values = np.hypot(a.fill_null(0.0).to_numpy(zero_copy_only=False), b.fill_null(0.0).to_numpy(zero_copy_only=False))
     mask = a.is_null().to_numpy(zero_copy_only=False) | b.is_null().to_numpy(zero_copy_only=False)
     return pa.array(values, pa.float64(), mask=mask)
@@ -154,9 +159,9 @@ def round_half(values: np.ndarray, scale: int, half_even: bool) -> np.ndarray:
 
 def _round(args: list[Value], rt: T.DataType, half_even: bool, function: str) -> Value:
     x = args[0]
-    scale = 0 if len(args) < 2 else _constant(args[1], function, "scale")
+    scale = 0 if len(args) < 2 else constant(args[1], function, "scale")
     if scale is None:
-        return _all_null(len(x), rt)
+        return all_null(len(x), rt)
     if isinstance(rt, T.DecimalType):
         src = T.from_arrow(x.type)
         decimal = x if isinstance(src, T.DecimalType) else cast_array(x, T.DecimalType(38, 18))
@@ -207,7 +212,7 @@ def bround(args: list[Value], rt: T.DataType) -> Value:
 def _floor_ceil(args: list[Value], rt: T.DataType, up: bool, function: str) -> Value:
     x = args[0]
     if len(args) > 1:
-        scale = _constant(args[1], function, "scale")
+        scale = constant(args[1], function, "scale")
         src = T.from_arrow(x.type)
         if isinstance(src, T.IntegralType):
             decimal = cast_array(x, T.decimal_for_integral(src))
@@ -240,7 +245,7 @@ def ceil(args: list[Value], rt: T.DataType) -> Value:
 
 
 def _extreme(args: list[Value], rt: T.DataType, greatest: bool) -> Value:
-    values = [_typed(a, rt) for a in args]
+    values = [to_result_type(a, rt) for a in args]
     floating = pa.types.is_floating(rt.to_arrow())
     result = values[0]
     for value in values[1:]:
@@ -268,3 +273,108 @@ def greatest(args: list[Value], rt: T.DataType) -> Value:
 def least(args: list[Value], rt: T.DataType) -> Value:
     """Smallest non-null argument."""
     return _extreme(args, rt, False)
+
+
+# ---------------------------------------------------------------- hex, bin, conv
+
+_MASK64 = (1 << 64) - 1
+
+
+@kernel("bin")
+def bin_(args: list[Value], rt: T.DataType) -> Value:
+    """Long.toBinaryString: two's complement bits for a negative number."""
+    return per_row([args[0]], lambda v: format(v & _MASK64, "b"), pa.string())
+
+
+@kernel("hex")
+def hex_(args: list[Value], rt: T.DataType) -> Value:
+    """Upper-case hex of a bigint (two's complement), or of a string's or binary's bytes."""
+    value = args[0]
+    if pa.types.is_integer(value.type):
+        return per_row([value], lambda v: format(v & _MASK64, "X"), pa.string())
+    return per_row([value.cast(pa.binary())], lambda b: b.hex().upper(), pa.string())
+
+
+def _unhex(text: str) -> bytes | None:
+    if len(text) % 2:
+        text = "0" + text
+    try:
+        return bytes.fromhex(text) if re.fullmatch(r"[0-9a-fA-F]*", text) else None
+    except ValueError:
+        return None
+
+
+@kernel("unhex")
+def unhex(args: list[Value], rt: T.DataType) -> Value:
+    return per_row([args[0]], _unhex, pa.binary())
+
+
+_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def spark_conv(text: str, from_base: int, to_base: int) -> str | None:
+    """Spark's NumberConverter: unsigned 64-bit arithmetic, parsing up to the first invalid digit."""
+    if not (2 <= abs(from_base) <= 36 and 2 <= abs(to_base) <= 36):
+        return None
+    negative = text.startswith("-")
+    value = 0
+    for ch in text[1:] if negative else text:
+        digit = _DIGITS.find(ch.upper())
+        if digit < 0 or digit >= abs(from_base):
+            break
+        value = value * abs(from_base) + digit
+        if value > _MASK64:
+            value = _MASK64
+            break
+    if negative and to_base > 0:
+        value = _MASK64 if value == _MASK64 else (-value) & _MASK64
+    signed_negative = to_base < 0 and (value >= 1 << 63 or negative)
+    if to_base < 0 and negative:
+        magnitude = value
+    elif signed_negative:
+        magnitude = (1 << 64) - value
+    else:
+        magnitude = value
+    base, digits = abs(to_base), []
+    while True:
+        magnitude, r = divmod(magnitude, base)
+        digits.append(_DIGITS[r])
+        if magnitude == 0:
+            break
+    return ("-" if signed_negative else "") + "".join(reversed(digits))
+
+
+@kernel("conv", data="all")
+def conv(args: list[Value], rt: T.DataType) -> Value:
+    return per_row(args, spark_conv, pa.string())
+
+
+# ---------------------------------------------------------------- pmod
+
+@kernel("pmod", data="all")
+def pmod(args: list[Value], rt: T.DataType) -> Value:
+    """a mod n, made positive: r = a % n; (r + n) % n where r < 0; null for n = 0."""
+    length = length_of(args)
+    out_type = rt.to_arrow()
+    a, n = (as_array(x, length).cast(out_type) for x in args)
+    if pa.types.is_decimal(out_type):
+        def java_mod(x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal | None:
+            if y == 0:
+                return None
+            r = x % y  # Decimal's % keeps the dividend's sign, as Java's
+            return (r + y) % y if r < 0 else r
+        return per_row([a, n], java_mod, out_type)
+    nulls = pc.or_(pc.is_null(a), pc.is_null(n))
+    zero = pc.fill_null(pc.equal(n, pa.scalar(0, out_type)), False)
+    av = a.fill_null(0).to_numpy(zero_copy_only=False)
+    nv = n.fill_null(1).to_numpy(zero_copy_only=False)
+    nv = np.where(zero.to_numpy(zero_copy_only=False), np.ones(1, nv.dtype), nv)
+    with np.errstate(invalid="ignore"):
+        if pa.types.is_floating(out_type):
+            r = np.fmod(av, nv)
+            r = np.where(r < 0, np.fmod(r + nv, nv), r)
+        else:
+            r = np.fmod(av, nv)
+            r = np.where(r < 0, np.fmod(r + nv, nv), r).astype(av.dtype)
+    mask = pc.or_(nulls, zero).to_numpy(zero_copy_only=False)
+    return pa.array(r, out_type, mask=mask)

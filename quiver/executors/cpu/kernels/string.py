@@ -1,7 +1,11 @@
-"""CPU kernels for Spark's string functions: case, trimming, slicing, regex, padding, search, digests."""
+"""CPU kernels for Spark's string functions: case, trimming, slicing, regex, padding, search, formatting,
+encodings (base64) and distances (levenshtein, soundex)."""
 from __future__ import annotations
 
-import hashlib
+import base64 as _base64
+import decimal
+import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -11,16 +15,8 @@ import pyarrow.compute as pc
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu.kernels.registry import (
-    Value,
-    _all_null,
-    _as_array,
-    _constant,
-    _mask_null,
-    _null,
-    _offsets,
-    _per_constant,
-    _values,
-    kernel,
+    Value, all_null, as_array, as_pylists, constant, kernel, list_offsets, list_values, mask_null, null_scalar,
+    per_constant, per_row,
 )
 
 
@@ -96,7 +92,7 @@ def initcap(args: list[Value], rt: T.DataType) -> Value:
     strings = args[0]
     words = pc.split_pattern(strings, " ")
     titled = pc.utf8_capitalize(pc.list_flatten(words))
-    rebuilt = pa.ListArray.from_arrays(_offsets(words), titled, mask=words.is_null())
+    rebuilt = pa.ListArray.from_arrays(list_offsets(words), titled, mask=words.is_null())
     out = pc.binary_join(rebuilt, " ")
     mask = pc.fill_null(pc.match_substring_regex(strings, _SPECIAL_TITLE), False)
     if pc.any(mask).as_py():
@@ -109,9 +105,9 @@ def initcap(args: list[Value], rt: T.DataType) -> Value:
 
 def _trim_kernel(arrow_fn: Callable, function: str) -> Callable:
     def trim(args: list[Value], rt: T.DataType) -> Value:
-        chars = " " if len(args) == 1 else _constant(args[1], function, "trim string")
+        chars = " " if len(args) == 1 else constant(args[1], function, "trim string")
         if chars is None:
-            return _all_null(len(args[0]), rt)
+            return all_null(len(args[0]), rt)
         if chars == "":
             return args[0]
         return arrow_fn(args[0], characters=chars)
@@ -187,11 +183,11 @@ def substring(args: list[Value], rt: T.DataType) -> Value:
     def apply(d: list[pa.Array], consts: list[Any]) -> pa.Array:
         start, stop = _slice_bounds(consts[0], consts[1])
         if stop is not None and (stop <= start if start >= 0 or stop < 0 else False):
-            return pc.if_else(pc.is_valid(d[0]), pa.scalar(b"" if binary else "", d[0].type), _null(d[0].type))
+            return pc.if_else(pc.is_valid(d[0]), pa.scalar(b"" if binary else "", d[0].type), null_scalar(d[0].type))
         if binary:
             return pc.binary_slice(d[0], start, stop)
         return pc.utf8_slice_codeunits(d[0], start, stop)
-    return _per_constant([data], params, apply, data.type)
+    return per_constant([data], params, apply, data.type)
 
 
 @kernel("concat", data="all")
@@ -210,14 +206,14 @@ def concat_ws(args: list[Value], rt: T.DataType) -> Value:
     sep, parts = args[0], args[1:]
     length = max((len(a) for a in args if isinstance(a, pa.Array)), default=1)
     if not parts:
-        return pc.if_else(pc.is_valid(_as_array(sep, length)), "", _null(pa.string()))
+        return pc.if_else(pc.is_valid(as_array(sep, length)), "", null_scalar(pa.string()))
     pieces = []
     for part in parts:
         if pa.types.is_list(part.type) or pa.types.is_large_list(part.type):
-            part = _join_list_skipping_nulls(_as_array(part, length), sep)
+            part = _join_list_skipping_nulls(as_array(part, length), sep)
         pieces.append(part)
     joined = pc.binary_join_element_wise(*pieces, sep, null_handling="skip")
-    return _mask_null(joined, pc.is_null(_as_array(sep, length)))
+    return mask_null(joined, pc.is_null(as_array(sep, length)))
 
 
 def _join_list_skipping_nulls(lists: pa.Array, sep: Value) -> pa.Array:
@@ -228,7 +224,7 @@ def _join_list_skipping_nulls(lists: pa.Array, sep: Value) -> pa.Array:
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
     clean = pa.ListArray.from_arrays(pa.array(offsets), values.filter(pa.array(keep)), mask=lists.is_null())
     joined = pc.binary_join(clean, sep)
-    return _mask_null(joined, pa.array(counts == 0))
+    return mask_null(joined, pa.array(counts == 0))
 
 
 # ---------------------------------------------------------------- regular expressions
@@ -286,7 +282,7 @@ def regexp_replace(args: list[Value], rt: T.DataType) -> Value:
             return pc.binary_join_element_wise(head, tail, "")
         except pa.ArrowInvalid as err:
             raise _regex_error("regexp_replace", pattern, err) from err
-    return _per_constant([strings], params, apply, pa.string())
+    return per_constant([strings], params, apply, pa.string())
 
 
 def _name_groups(pattern: str) -> tuple[str, int]:
@@ -352,8 +348,8 @@ def regexp_extract(args: list[Value], rt: T.DataType) -> Value:
         except pa.ArrowInvalid as err:
             raise _regex_error("regexp_extract", pattern, err) from err
         value = found.field(f"g{idx}")
-        return pc.if_else(pc.is_valid(d[0]), pc.fill_null(pc.if_else(pc.is_valid(found), value, ""), ""), _null(pa.string()))
-    return _per_constant([strings], params, apply, pa.string())
+        return pc.if_else(pc.is_valid(d[0]), pc.fill_null(pc.if_else(pc.is_valid(found), value, ""), ""), null_scalar(pa.string()))
+    return per_constant([strings], params, apply, pa.string())
 
 
 @kernel("rlike", "regexp", "regexp_like")
@@ -364,7 +360,7 @@ def rlike(args: list[Value], rt: T.DataType) -> Value:
             return pc.match_substring_regex(d[0], consts[0])
         except pa.ArrowInvalid as err:
             raise _regex_error("rlike", consts[0], err) from err
-    return _per_constant([args[0]], [args[1]], apply, pa.bool_())
+    return per_constant([args[0]], [args[1]], apply, pa.bool_())
 
 
 def like_regex(pattern: str, escape: str = "\\") -> str:
@@ -446,7 +442,7 @@ def _like(args: list[Value], case_insensitive: bool) -> pa.Array:
     def apply(d: list[pa.Array], consts: list[Any]) -> pa.Array:
         pattern = consts[0].lower() if case_insensitive else consts[0]
         return like_match(d[0], pattern, consts[1])
-    return _per_constant([strings], params, apply, pa.bool_())
+    return per_constant([strings], params, apply, pa.bool_())
 
 
 @kernel("like")
@@ -465,7 +461,7 @@ def _substring_test(arrow_fn: Callable, name: str) -> Callable:
     def test(args: list[Value], rt: T.DataType) -> Value:
         def apply(d: list[pa.Array], consts: list[Any]) -> pa.Array:
             return arrow_fn(d[0], consts[0])
-        return _per_constant([args[0]], [args[1]], apply, pa.bool_())
+        return per_constant([args[0]], [args[1]], apply, pa.bool_())
     test.__doc__ = f"{name}: substring test; a null pattern gives null."
     return test
 
@@ -484,7 +480,7 @@ def _pad(args: list[Value], left: bool) -> pa.Array:
         width, pad = consts
         strings = d[0]
         if width <= 0:
-            return pc.if_else(pc.is_valid(strings), "", _null(pa.string()))
+            return pc.if_else(pc.is_valid(strings), "", null_scalar(pa.string()))
         cut = pc.utf8_slice_codeunits(strings, 0, width)
         if pad == "":
             return cut
@@ -495,7 +491,7 @@ def _pad(args: list[Value], left: bool) -> pa.Array:
         prefixes = pc.take(pa.array([source[:n] for n in lengths]), pa.array(index.astype(np.int64)))
         parts = (prefixes, cut) if left else (cut, prefixes)
         return pc.binary_join_element_wise(*parts, "")
-    return _per_constant([args[0]], params, apply, pa.string())
+    return per_constant([args[0]], params, apply, pa.string())
 
 
 @kernel("lpad")
@@ -522,7 +518,7 @@ def instr(args: list[Value], rt: T.DataType) -> Value:
     """1-based position of `substr` in the string, 0 if absent."""
     def apply(d: list[pa.Array], consts: list[Any]) -> pa.Array:
         return pa.array(_find(d[0], consts[0]).astype(np.int32), pa.int32(), mask=d[0].is_null().to_numpy(zero_copy_only=False))
-    return _per_constant([args[0]], [args[1]], apply, pa.int32())
+    return per_constant([args[0]], [args[1]], apply, pa.int32())
 
 
 @kernel("locate", "position", data=(1,))
@@ -540,7 +536,7 @@ def locate(args: list[Value], rt: T.DataType) -> Value:
             return pa.array(np.ones(len(d[0]), np.int32), pa.int32(), mask=nulls)
         found = _find(pc.utf8_slice_codeunits(d[0], start - 1), needle)
         return pa.array(np.where(found > 0, found + start - 1, 0).astype(np.int32), pa.int32(), mask=nulls)
-    return _per_constant([strings], params, apply, pa.int32())
+    return per_constant([strings], params, apply, pa.int32())
 
 
 @kernel("reverse")
@@ -549,12 +545,12 @@ def reverse(args: list[Value], rt: T.DataType) -> Value:
     value = args[0]
     if not pa.types.is_list(value.type):
         return pc.utf8_reverse(value)
-    offsets = _offsets(value).to_numpy()
+    offsets = list_offsets(value).to_numpy()
     lengths = np.diff(offsets)
     parents = np.repeat(np.arange(len(value)), lengths)
     positions = np.arange(len(parents))
     order = offsets[parents] + offsets[parents + 1] - 1 - positions
-    values = pc.take(_values(value), pa.array(order.astype(np.int64)))
+    values = pc.take(list_values(value), pa.array(order.astype(np.int64)))
     return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values, type=value.type, mask=value.is_null())
 
 
@@ -583,7 +579,7 @@ def translate(args: list[Value], rt: T.DataType) -> Value:
         for ch, ph in placeholders.items():
             out = pc.replace_substring(out, ph, mapping[ch])
         return out
-    return _per_constant([args[0]], args[1:], apply, pa.string())
+    return per_constant([args[0]], args[1:], apply, pa.string())
 
 
 @kernel("split")
@@ -600,7 +596,7 @@ def split(args: list[Value], rt: T.DataType) -> Value:
             return pc.split_pattern_regex(d[0], pattern, max_splits=max_splits)
         except pa.ArrowInvalid as err:
             raise _regex_error("split", pattern, err) from err
-    return _per_constant([args[0]], params, apply, pa.list_(pa.string()))
+    return per_constant([args[0]], params, apply, pa.list_(pa.string()))
 
 
 def _split_chars(strings: pa.Array, max_splits: int | None) -> pa.Array:
@@ -609,31 +605,301 @@ def _split_chars(strings: pa.Array, max_splits: int | None) -> pa.Array:
     marked = pc.if_else(pc.equal(strings, ""), "", pc.utf8_slice_codeunits(marked, 0, -1))
     pieces = pc.split_pattern(marked, "\x00", max_splits=max_splits)
     values = pc.replace_substring(pc.list_flatten(pieces), "\x00", "")
-    return pa.ListArray.from_arrays(_offsets(pieces), values, mask=pieces.is_null())
+    return pa.ListArray.from_arrays(list_offsets(pieces), values, mask=pieces.is_null())
 
 
-def _digest(name: str, data: pa.Array) -> pa.Array:
-    # Arrow has no digest kernels: hashlib per row (C code, but a Python loop)
-    binary = data.cast(pa.binary())
-    return pa.array([None if b is None else hashlib.new(name, b).hexdigest() for b in binary.to_pylist()], pa.string())
+# ---------------------------------------------------------------- format_string / printf
+
+_JAVA_SPEC = re.compile(r"%(?:(\d+)\$)?([-#+ 0,(<]*)(\d+)?(?:\.(\d+))?([a-zA-Z%])")
 
 
-@kernel("md5")
-def md5(args: list[Value], rt: T.DataType) -> Value:
-    return _digest("md5", args[0])
+def _java_text(value: Any) -> str:
+    """A value as Java's String.valueOf prints it (what %s shows)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_double(value)
+    if isinstance(value, bytes):
+        return "[B@" + format(id(value) & 0xFFFFFF, "x")
+    return str(value)
 
 
-@kernel("sha1", "sha")
-def sha1(args: list[Value], rt: T.DataType) -> Value:
-    return _digest("sha1", args[0])
+def _java_double(v: float) -> str:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0:
+        return "-0.0" if math.copysign(1, v) < 0 else "0.0"
+    if 1e-3 <= abs(v) < 1e7:
+        text = repr(v)
+        return text if "." in text or "e" in text else text + ".0"
+    _, digits, exponent = decimal.Decimal(repr(abs(v))).as_tuple()
+    shown = "".join(map(str, digits)).rstrip("0") or "0"
+    scientific = len(digits) + exponent - 1
+    text = shown[0] + "." + (shown[1:] or "0") + "E" + str(scientific)
+    return ("-" if v < 0 else "") + text
 
 
-@kernel("sha2")
-def sha2(args: list[Value], rt: T.DataType) -> Value:
-    """SHA-2 hex digest; bit length 224/256/384/512 (0 means 256), anything else gives null."""
+def java_format(fmt: str, values: list[Any], widths: list[int] | None = None) -> str:
+    """Java's String.format for the common conversions: s S d x X o f e E g b c n %.
+
+    `widths` gives each integer argument's bits (32 for an int), which %x and %o show negatives in."""
+    out, pos, next_arg = [], 0, 0
+    for m in _JAVA_SPEC.finditer(fmt):
+        out.append(fmt[pos:m.start()])
+        pos = m.end()
+        index, flags, width, precision, conv = m.groups()
+        if conv == "%":
+            out.append("%")
+            continue
+        if conv == "n":
+            out.append("\n")
+            continue
+        if index is not None:
+            arg_i = int(index) - 1
+        elif "<" in flags:
+            arg_i = max(next_arg - 1, 0)
+        else:
+            arg_i, next_arg = next_arg, next_arg + 1
+        if arg_i >= len(values):
+            raise QuiverError(f"format_string: the format {fmt!r} needs more arguments than the {len(values)} given")
+        value = values[arg_i]
+        flags = flags.replace("<", "")
+        text = _convert(conv, flags, precision, value, arg_i, widths)
+        if width is not None and len(text) < int(width):
+            pad = int(width) - len(text)
+            if "-" in flags:
+                text = text + " " * pad
+            elif "0" in flags and conv in "dxXofeEg" and value is not None and not (
+                    isinstance(value, float) and not math.isfinite(value)):
+                sign = text[0] if text[:1] in "+- " else ""
+                text = sign + "0" * pad + text[len(sign):]
+            else:
+                text = " " * pad + text
+        out.append(text)
+    out.append(fmt[pos:])
+    return "".join(out)
+
+
+def _convert(conv: str, flags: str, precision: str | None, value: Any, arg_i: int = 0,
+             widths: list[int] | None = None) -> str:
+    if conv in "sS":
+        text = _java_text(value)
+        if precision is not None:
+            text = text[: int(precision)]
+        return text.upper() if conv == "S" else text
+    if conv in "bB":
+        text = "false" if value is None or value is False else "true"
+        return text.upper() if conv == "B" else text
+    if value is None:
+        return "null"[: int(precision)] if precision is not None else "null"
+    if conv == "c":
+        return chr(value) if isinstance(value, int) else str(value)[:1]
+    if conv == "d":
+        if not isinstance(value, (int, decimal.Decimal)) or isinstance(value, bool):
+            raise QuiverError(f"format_string: %d cannot format {value!r} ({type(value).__name__})")
+        spec = ("," if "," in flags else "") + "d"
+        text = format(int(value), spec)
+    elif conv in "xXo":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise QuiverError(f"format_string: %{conv} cannot format {value!r}")
+        bits = widths[arg_i] if widths else 64
+        text = format(value if value >= 0 else value & ((1 << bits) - 1), "o" if conv == "o" else "x")
+        text = text.upper() if conv == "X" else text
+        return text
+    else:
+        if not isinstance(value, (float, int, decimal.Decimal)) or isinstance(value, bool):
+            raise QuiverError(f"format_string: %{conv} cannot format {value!r} ({type(value).__name__})")
+        p = 6 if precision is None else int(precision)
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            return _java_double(value)
+        number = decimal.Decimal(value) if not isinstance(value, decimal.Decimal) else value
+        if conv == "f":
+            text = format(number.quantize(decimal.Decimal(1).scaleb(-p), rounding=decimal.ROUND_HALF_UP),
+                          ("," if "," in flags else "") + f".{p}f")
+        elif conv in "eE":
+            text = format(float(value), f".{p}e")
+            text = text.upper() if conv == "E" else text
+        else:
+            text = format(float(value), f".{p}g")
+    if "+" in flags and not text.startswith("-"):
+        text = "+" + text
+    elif " " in flags and not text.startswith("-"):
+        text = " " + text
+    if "(" in flags and text.startswith("-"):
+        text = "(" + text[1:] + ")"
+    return text
+
+
+@kernel("format_string", "printf", data="all")
+def format_string(args: list[Value], rt: T.DataType) -> Value:
+    """Java-style printf formatting; null only when the format is null."""
+    columns = as_pylists(args)
+    widths = [a.type.bit_width if pa.types.is_integer(a.type) else 64 for a in args[1:]]
+    out = [None if row[0] is None else java_format(row[0], list(row[1:]), widths) for row in zip(*columns)]
+    return pa.array(out, pa.string())
+
+
+# ---------------------------------------------------------------- base64
+
+@kernel("base64")
+def base64(args: list[Value], rt: T.DataType) -> Value:
+    return per_row([args[0].cast(pa.binary())], lambda b: _base64.b64encode(b).decode("ascii"), pa.string())
+
+
+def _unbase64(text: str) -> bytes | None:
+    cleaned = re.sub(r"\s", "", text)
+    cleaned += "=" * (-len(cleaned) % 4)
+    try:
+        return _base64.b64decode(cleaned, validate=True)
+    except ValueError:
+        return None
+
+
+@kernel("unbase64")
+def unbase64(args: list[Value], rt: T.DataType) -> Value:
+    return per_row([args[0]], _unbase64, pa.binary())
+
+
+# ---------------------------------------------------------------- more strings
+
+def _levenshtein(a: str, b: str, threshold: int | None = None) -> int:
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    distance = previous[-1]
+    return -1 if threshold is not None and distance > threshold else distance
+
+
+@kernel("levenshtein", data="all")
+def levenshtein(args: list[Value], rt: T.DataType) -> Value:
+    """Edit distance; with a threshold, -1 where it is larger."""
+    return per_row(args, _levenshtein, pa.int32())
+
+
+_SOUNDEX = "01230127022455012623017202"
+
+
+def _soundex(text: str) -> str:
+    """Spark's soundex: the input unchanged unless it starts with an ASCII letter; H and W do not separate codes."""
+    if not text:
+        return ""
+    first = text[0].upper()
+    if not ("A" <= first <= "Z"):
+        return text
+    out, last = [first], _SOUNDEX[ord(first) - 65]
+    for ch in text[1:]:
+        c = ch.upper()
+        if not ("A" <= c <= "Z"):
+            continue
+        code = _SOUNDEX[ord(c) - 65]
+        if code == "7":
+            continue
+        if code != "0" and code != last:
+            out.append(code)
+            if len(out) > 3:
+                break
+        last = code
+    return "".join(out).ljust(4, "0")
+
+
+@kernel("soundex")
+def soundex(args: list[Value], rt: T.DataType) -> Value:
+    return per_row([args[0]], _soundex, pa.string())
+
+
+@kernel("regexp_extract_all")
+def regexp_extract_all(args: list[Value], rt: T.DataType) -> Value:
+    """Group `idx` of every match, as an array (null group -> '')."""
+    params = args[1:] + ([pa.scalar(1, pa.int32())] if len(args) < 3 else [])
+
     def apply(d: list[pa.Array], consts: list[Any]) -> pa.Array:
-        bits = 256 if consts[0] == 0 else consts[0]
-        if bits not in (224, 256, 384, 512):
-            return _all_null(len(d[0]), T.StringType())
-        return _digest(f"sha{bits}", d[0])
-    return _per_constant([args[0]], [args[1]], apply, pa.string())
+        pattern, idx = consts
+        try:
+            regex = re.compile(pattern)
+        except re.error as err:
+            raise QuiverError(f"regexp_extract_all: {pattern!r} is not a valid regex: {err}") from err
+        if idx < 0 or idx > regex.groups:
+            raise QuiverError(f"regexp_extract_all: the regex {pattern!r} has {regex.groups} groups, so the "
+                              f"group index must be between 0 and {regex.groups}, not {idx}")
+        out = [None if s is None else [m.group(idx) or "" for m in regex.finditer(s)] for s in d[0].to_pylist()]
+        return pa.array(out, pa.list_(pa.string()))
+    return per_constant([args[0]], params, apply, pa.list_(pa.string()))
+
+
+def _format_number(value: Any, places: Any) -> str | None:
+    if isinstance(places, str):
+        raise QuiverError("format_number: a format pattern is not supported; pass the number of decimal places")
+    if places < 0:
+        return None
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "\u221e" if value > 0 else "-\u221e"
+    number = decimal.Decimal(value)
+    rounded = number.quantize(decimal.Decimal(1).scaleb(-places), rounding=decimal.ROUND_HALF_EVEN)
+    text = format(rounded, f",.{places}f")
+    if isinstance(value, float) and math.copysign(1.0, value) < 0 and not text.startswith("-"):
+        text = "-" + text
+    return text
+
+
+@kernel("format_number", data="all")
+def format_number(args: list[Value], rt: T.DataType) -> Value:
+    """'#,###,##0.00'-style text with `d` places, rounded HALF_EVEN (Java's DecimalFormat)."""
+    return per_row(args, _format_number, pa.string())
+
+
+def _substring_index(text: str, delim: str, count: int) -> str:
+    if count == 0 or delim == "":
+        return ""
+    if count > 0:
+        parts = text.split(delim)
+        return delim.join(parts[:count]) if len(parts) > count else text
+    parts = text.split(delim)
+    return delim.join(parts[count:]) if len(parts) > -count else text
+
+
+@kernel("substring_index", data="all")
+def substring_index(args: list[Value], rt: T.DataType) -> Value:
+    return per_row(args, _substring_index, pa.string())
+
+
+@kernel("left", data="all")
+def left(args: list[Value], rt: T.DataType) -> Value:
+    return per_row(args, lambda s, n: s[:n] if n > 0 else "", pa.string())
+
+
+@kernel("right", data="all")
+def right(args: list[Value], rt: T.DataType) -> Value:
+    return per_row(args, lambda s, n: s[-n:] if n > 0 else "", pa.string())
+
+
+def _split_part(text: str, delim: str, part: int) -> str:
+    if part == 0:
+        raise QuiverError("split_part: the part number must not be 0 (parts count from 1, or from -1 at the end)")
+    pieces = [text] if delim == "" else text.split(delim)
+    index = part - 1 if part > 0 else len(pieces) + part
+    return pieces[index] if 0 <= index < len(pieces) else ""
+
+
+@kernel("split_part", data="all")
+def split_part(args: list[Value], rt: T.DataType) -> Value:
+    return per_row(args, _split_part, pa.string())
+
+
+@kernel("replace", data="all")
+def replace(args: list[Value], rt: T.DataType) -> Value:
+    """Every occurrence of `search` replaced (removed without a replacement); an empty search changes nothing."""
+    if len(args) == 2:
+        args = list(args) + [pa.scalar("", pa.string())]
+    return per_row(args, lambda s, f, r: s if f == "" else s.replace(f, r), pa.string())

@@ -7,7 +7,7 @@ import random
 import pyarrow as pa
 import pytest
 
-from quiver.executors.cpu.kernels.decimal import int64_decimal_arithmetic
+from quiver.executors.cpu.decimal import int64_decimal_arithmetic
 
 D = decimal.Decimal
 

@@ -1,4 +1,5 @@
-"""Spark's `hash` (Murmur3 x86_32, seed 42), `xxhash64` (XXH64, seed 42) and `crc32`, bit for bit.
+"""Spark's `hash` (Murmur3 x86_32, seed 42), `xxhash64` (XXH64, seed 42) and `crc32`, bit for bit,
+and the digests md5, sha1 (sha) and sha2.
 
 Spark hashes each argument into a running per-row hash, the previous argument's hash being
 the seed of the next; a null argument leaves the hash as it is. The value is hashed by type
@@ -12,6 +13,8 @@ ones by the big-endian two's-complement bytes of the unscaled integer (Java's
 from __future__ import annotations
 
 import decimal
+import hashlib
+from typing import Any
 
 import numba
 import numpy as np
@@ -20,7 +23,7 @@ import pyarrow as pa
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu.hashing import binary_buffers, plain_array
-from quiver.executors.cpu.kernels.registry import Value, _length_of, kernel
+from quiver.executors.cpu.kernels.registry import Value, all_null, kernel, length_of, per_constant
 
 _M32 = np.uint64(0xFFFFFFFF)
 
@@ -307,7 +310,7 @@ def spark_hash(columns: list[pa.Array], algorithm: str, seed: int = 42) -> np.nd
 
 
 def _columns(args: list[Value]) -> list[pa.Array]:
-    length = _length_of(args) if any(isinstance(a, pa.Array) for a in args) else 1
+    length = length_of(args) if any(isinstance(a, pa.Array) for a in args) else 1
     return [a if isinstance(a, pa.Array) else (pa.nulls(length, a.type) if not a.is_valid else pa.repeat(a, length))
             for a in args]
 
@@ -332,6 +335,35 @@ def crc32(args: list[Value], rt: T.DataType) -> Value:
     out = np.empty(len(arr), np.uint64)
     _crc32(offsets, data, _CRC_TABLE, out)
     return pa.array(out.astype(np.int64), pa.int64(), mask=arr.is_null().to_numpy(zero_copy_only=False))
+
+
+# ---------------------------------------------------------------- digests
+
+def _digest(name: str, data: pa.Array) -> pa.Array:
+    # Arrow has no digest kernels: hashlib per row (C code, but a Python loop)
+    binary = data.cast(pa.binary())
+    return pa.array([None if b is None else hashlib.new(name, b).hexdigest() for b in binary.to_pylist()], pa.string())
+
+
+@kernel("md5")
+def md5(args: list[Value], rt: T.DataType) -> Value:
+    return _digest("md5", args[0])
+
+
+@kernel("sha1", "sha")
+def sha1(args: list[Value], rt: T.DataType) -> Value:
+    return _digest("sha1", args[0])
+
+
+@kernel("sha2")
+def sha2(args: list[Value], rt: T.DataType) -> Value:
+    """SHA-2 hex digest; bit length 224/256/384/512 (0 means 256), anything else gives null."""
+    def apply(d: list[pa.Array], consts: list[Any]) -> pa.Array:
+        bits = 256 if consts[0] == 0 else consts[0]
+        if bits not in (224, 256, 384, 512):
+            return all_null(len(d[0]), T.StringType())
+        return _digest(f"sha{bits}", d[0])
+    return per_constant([args[0]], [args[1]], apply, pa.string())
 
 
 __all__ = ["spark_hash"]

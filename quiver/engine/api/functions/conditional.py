@@ -1,0 +1,61 @@
+"""Conditional and null-handling functions of `quiver.functions` (F): when, coalesce, ifnull, nvl, nvl2,
+nullif, isnull, isnotnull, isnan, nanvl, as in PySpark."""
+from __future__ import annotations
+
+from typing import Any
+
+from quiver.engine.api.column import Column, literal_expr, to_expr
+from quiver.engine.api.functions.calls import ColumnOrName, call, column_args
+from quiver.engine.core.expressions import CaseWhen
+
+
+def when(condition: Column, value: Any) -> Column:
+    if not isinstance(condition, Column):
+        raise TypeError("when() condition must be a Column, e.g. F.col('x') > 1")
+    return Column(CaseWhen((condition.expr,), (literal_expr(value),), None))
+
+
+def coalesce(*cols: ColumnOrName) -> Column:
+    """The first non-null argument."""
+    return call("coalesce", *column_args("coalesce", cols, least=1))
+
+
+def ifnull(col1: ColumnOrName, col2: ColumnOrName) -> Column:
+    return call("ifnull", to_expr(col1), to_expr(col2))
+
+
+def nvl(col1: ColumnOrName, col2: ColumnOrName) -> Column:
+    return call("nvl", to_expr(col1), to_expr(col2))
+
+
+def nvl2(col1: ColumnOrName, col2: ColumnOrName, col3: ColumnOrName) -> Column:
+    """col2 where col1 is not null, else col3."""
+    return call("nvl2", to_expr(col1), to_expr(col2), to_expr(col3))
+
+
+def nullif(col1: ColumnOrName, col2: ColumnOrName) -> Column:
+    """Null where col1 = col2, else col1."""
+    return call("nullif", to_expr(col1), to_expr(col2))
+
+
+def isnull(col: ColumnOrName) -> Column:
+    return call("isnull", to_expr(col))
+
+
+def isnotnull(col: ColumnOrName) -> Column:
+    return call("isnotnull", to_expr(col))
+
+
+def isnan(col: ColumnOrName) -> Column:
+    """True for NaN (false for null)."""
+    return call("isnan", to_expr(col))
+
+
+def nanvl(col1: ColumnOrName, col2: ColumnOrName) -> Column:
+    """col2 where col1 is NaN, else col1."""
+    return call("nanvl", to_expr(col1), to_expr(col2))
+
+
+__all__ = [
+    "when", "coalesce", "ifnull", "nvl", "nvl2", "nullif", "isnull", "isnotnull", "isnan", "nanvl",
+]

@@ -1,0 +1,41 @@
+"""Generator functions of `quiver.functions` (F): explode, posexplode, inline and their _outer forms.
+
+Each makes rows, not a value: the analyzer lifts it out of the select list into a `Generate` node.
+"""
+from __future__ import annotations
+
+from quiver.engine.api.column import Column, to_expr
+from quiver.engine.api.functions.calls import ColumnOrName, call
+
+
+def explode(col: ColumnOrName) -> Column:
+    """One row per array element (`col`) or map entry (`key`, `value`); null and empty give no rows."""
+    return call("explode", to_expr(col))
+
+
+def explode_outer(col: ColumnOrName) -> Column:
+    """explode, but a null or empty array or map gives one row of nulls."""
+    return call("explode_outer", to_expr(col))
+
+
+def posexplode(col: ColumnOrName) -> Column:
+    """explode with the 0-based position first (`pos`)."""
+    return call("posexplode", to_expr(col))
+
+
+def posexplode_outer(col: ColumnOrName) -> Column:
+    return call("posexplode_outer", to_expr(col))
+
+
+def inline(col: ColumnOrName) -> Column:
+    """One row per struct of an array of structs, one column per field."""
+    return call("inline", to_expr(col))
+
+
+def inline_outer(col: ColumnOrName) -> Column:
+    return call("inline_outer", to_expr(col))
+
+
+__all__ = [
+    "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer",
+]

@@ -1,0 +1,46 @@
+"""Hash functions of `quiver.functions` (F): hash (Murmur3), xxhash64, crc32 and the digests md5, sha1 (sha)
+and sha2, as in PySpark. (Named `hashes`, not `hash`, so the module does not shadow `F.hash` in this package.)"""
+from __future__ import annotations
+
+from quiver.engine.api.column import Column, literal_expr, to_expr
+from quiver.engine.api.functions.calls import ColumnOrName, call, column_args
+
+
+def md5(col: ColumnOrName) -> Column:
+    return call("md5", to_expr(col))
+
+
+def sha1(col: ColumnOrName) -> Column:
+    return call("sha1", to_expr(col))
+
+
+def sha2(col: ColumnOrName, numBits: int) -> Column:  # noqa: N803
+    """SHA-2 hex digest with 224, 256, 384 or 512 bits (0 means 256)."""
+    if numBits not in (0, 224, 256, 384, 512):
+        raise ValueError(f"sha2: numBits must be one of 0, 224, 256, 384, 512, got {numBits!r}")
+    return call("sha2", to_expr(col), literal_expr(numBits))
+
+
+def hash(*cols: ColumnOrName) -> Column:  # noqa: A001 — PySpark's name
+    """Spark's Murmur3 hash (x86_32, seed 42) of the columns, as an int."""
+    return call("hash", *column_args("hash", cols, least=1))
+
+
+def xxhash64(*cols: ColumnOrName) -> Column:
+    """Spark's XXH64 hash (seed 42) of the columns, as a bigint."""
+    return call("xxhash64", *column_args("xxhash64", cols, least=1))
+
+
+def crc32(col: ColumnOrName) -> Column:
+    """CRC-32 of a string's or binary's bytes, as a bigint."""
+    return call("crc32", to_expr(col))
+
+
+def sha(col: ColumnOrName) -> Column:
+    """SHA-1 hex digest (sha1's other name)."""
+    return call("sha", to_expr(col))
+
+
+__all__ = [
+    "md5", "sha1", "sha2", "hash", "xxhash64", "crc32", "sha",
+]

@@ -1,0 +1,264 @@
+"""String functions of `quiver.functions` (F): case, trimming, slicing, concatenation, regex, padding, search,
+LIKE, formatting, base64 and distances, with PySpark's signatures."""
+from __future__ import annotations
+
+from typing import Any
+
+from quiver.engine.api.column import Column, literal_expr, to_expr
+from quiver.engine.api.functions.calls import ColumnOrName, call, column_args
+from quiver.engine.core.errors import AnalysisException
+
+
+def upper(col: ColumnOrName) -> Column:
+    """Upper case."""
+    return call("upper", to_expr(col))
+
+
+def lower(col: ColumnOrName) -> Column:
+    """Lower case."""
+    return call("lower", to_expr(col))
+
+
+def ucase(str: ColumnOrName) -> Column:  # noqa: A002 — PySpark's parameter name
+    return call("ucase", to_expr(str))
+
+
+def lcase(str: ColumnOrName) -> Column:  # noqa: A002
+    return call("lcase", to_expr(str))
+
+
+def initcap(col: ColumnOrName) -> Column:
+    """First letter of each space-separated word upper case, the rest lower case."""
+    return call("initcap", to_expr(col))
+
+
+def _trim(name: str, col: ColumnOrName, trim: ColumnOrName | None) -> Column:
+    return call(name, to_expr(col)) if trim is None else call(name, to_expr(col), to_expr(trim))
+
+
+def trim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
+    """Strip spaces (or the characters of `trim`, a column or name) from both ends."""
+    return _trim("trim", col, trim)
+
+
+def ltrim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
+    return _trim("ltrim", col, trim)
+
+
+def rtrim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
+    return _trim("rtrim", col, trim)
+
+
+def btrim(str: ColumnOrName, trim: ColumnOrName | None = None) -> Column:  # noqa: A002
+    return _trim("btrim", str, trim)
+
+
+def length(col: ColumnOrName) -> Column:
+    """Characters of a string, bytes of a binary."""
+    return call("length", to_expr(col))
+
+
+def char_length(str: ColumnOrName) -> Column:  # noqa: A002
+    return call("char_length", to_expr(str))
+
+
+def character_length(str: ColumnOrName) -> Column:  # noqa: A002
+    return call("character_length", to_expr(str))
+
+
+def octet_length(col: ColumnOrName) -> Column:
+    return call("octet_length", to_expr(col))
+
+
+def bit_length(col: ColumnOrName) -> Column:
+    return call("bit_length", to_expr(col))
+
+
+def ascii(col: ColumnOrName) -> Column:  # noqa: A001 — PySpark's name
+    """Code point of the first character."""
+    return call("ascii", to_expr(col))
+
+
+def substring(str: ColumnOrName, pos: ColumnOrName | int, len: ColumnOrName | int) -> Column:  # noqa: A002
+    """`len` characters from 1-based `pos` (0 acts as 1; negative counts from the end)."""
+    return call("substring", to_expr(str), to_expr(pos), to_expr(len))
+
+
+def substr(str: ColumnOrName, pos: ColumnOrName, len: ColumnOrName | None = None) -> Column:  # noqa: A002
+    """substring with column (or name) arguments; without `len`, to the end."""
+    if len is None:
+        return call("substr", to_expr(str), to_expr(pos))
+    return call("substr", to_expr(str), to_expr(pos), to_expr(len))
+
+
+def concat(*cols: ColumnOrName) -> Column:
+    """Concatenation; null if any argument is null."""
+    return call("concat", *column_args("concat", cols))
+
+
+def concat_ws(sep: str, *cols: ColumnOrName) -> Column:
+    """Join with `sep`, skipping nulls."""
+    return call("concat_ws", literal_expr(sep), *column_args("concat_ws", cols))
+
+
+def regexp_replace(string: ColumnOrName, pattern: str | Column, replacement: str | Column,
+                   position: Column | int | None = None) -> Column:
+    """Replace every match of a Java regex; `$1` in the replacement is group 1."""
+    args = [to_expr(string), literal_expr(pattern), literal_expr(replacement)]
+    if position is not None:
+        args.append(literal_expr(position))
+    return call("regexp_replace", *args)
+
+
+def regexp_extract(str: ColumnOrName, pattern: str, idx: int) -> Column:  # noqa: A002
+    """Group `idx` of the first match of a Java regex, '' when it does not match."""
+    return call("regexp_extract", to_expr(str), literal_expr(pattern), literal_expr(idx))
+
+
+def lpad(col: ColumnOrName, len: Column | int, pad: Column | str) -> Column:  # noqa: A002
+    """Left-pad with `pad` (or cut) to `len` characters."""
+    return call("lpad", to_expr(col), literal_expr(len), literal_expr(pad))
+
+
+def rpad(col: ColumnOrName, len: Column | int, pad: Column | str) -> Column:  # noqa: A002
+    """Right-pad with `pad` (or cut) to `len` characters."""
+    return call("rpad", to_expr(col), literal_expr(len), literal_expr(pad))
+
+
+def instr(str: ColumnOrName, substr: Column | str, start: Any = None, occurrence: Any = None) -> Column:  # noqa: A002
+    """1-based position of `substr` (a literal) in the string, 0 if absent."""
+    if start is not None or occurrence is not None:
+        raise AnalysisException("instr: the start and occurrence arguments are not supported; "
+                                "use locate(substr, str, pos) to search from a position")
+    return call("instr", to_expr(str), literal_expr(substr))
+
+
+def locate(substr: str, str: ColumnOrName, pos: int = 1) -> Column:  # noqa: A002
+    """1-based position of `substr` in the string at or after `pos`, 0 if absent."""
+    return call("locate", literal_expr(substr), to_expr(str), literal_expr(pos))
+
+
+def reverse(col: ColumnOrName) -> Column:
+    """A string's characters, or an array's elements, reversed."""
+    return call("reverse", to_expr(col))
+
+
+def repeat(col: ColumnOrName, n: ColumnOrName | int) -> Column:
+    """The string repeated n times."""
+    return call("repeat", to_expr(col), to_expr(n))
+
+
+def translate(srcCol: ColumnOrName, matching: str, replace: str) -> Column:  # noqa: N803 — PySpark's name
+    """Replace characters of `matching` by the same-position characters of `replace`."""
+    return call("translate", to_expr(srcCol), literal_expr(matching), literal_expr(replace))
+
+
+def split(str: ColumnOrName, pattern: Column | str, limit: ColumnOrName | int = -1) -> Column:  # noqa: A002
+    """Split around matches of a Java regex into array<string>."""
+    return call("split", to_expr(str), literal_expr(pattern), to_expr(limit))
+
+
+def startswith(str: ColumnOrName, prefix: ColumnOrName) -> Column:  # noqa: A002
+    return call("startswith", to_expr(str), to_expr(prefix))
+
+
+def endswith(str: ColumnOrName, suffix: ColumnOrName) -> Column:  # noqa: A002
+    return call("endswith", to_expr(str), to_expr(suffix))
+
+
+def contains(left: ColumnOrName, right: ColumnOrName) -> Column:
+    return call("contains", to_expr(left), to_expr(right))
+
+
+def like(str: ColumnOrName, pattern: ColumnOrName, escapeChar: Column | None = None) -> Column:  # noqa: A002,N803
+    """SQL LIKE; `pattern` is a column or name (use F.lit for a fixed pattern)."""
+    args = [to_expr(str), to_expr(pattern)] + ([literal_expr(escapeChar)] if escapeChar is not None else [])
+    return call("like", *args)
+
+
+def ilike(str: ColumnOrName, pattern: ColumnOrName, escapeChar: Column | None = None) -> Column:  # noqa: A002,N803
+    args = [to_expr(str), to_expr(pattern)] + ([literal_expr(escapeChar)] if escapeChar is not None else [])
+    return call("ilike", *args)
+
+
+def rlike(str: ColumnOrName, regexp: ColumnOrName) -> Column:  # noqa: A002
+    return call("rlike", to_expr(str), to_expr(regexp))
+
+
+def regexp(str: ColumnOrName, regexp: ColumnOrName) -> Column:  # noqa: A002
+    return call("regexp", to_expr(str), to_expr(regexp))
+
+
+def regexp_like(str: ColumnOrName, regexp: ColumnOrName) -> Column:  # noqa: A002
+    return call("regexp_like", to_expr(str), to_expr(regexp))
+
+
+def format_string(format: str, *cols: ColumnOrName) -> Column:  # noqa: A002
+    """printf-style formatting (Java's Formatter: %s, %d, %5.2f, %x, %%)."""
+    return call("format_string", literal_expr(format), *column_args("format_string", cols))
+
+
+def printf(format: ColumnOrName, *cols: ColumnOrName) -> Column:  # noqa: A002
+    return call("printf", to_expr(format), *column_args("printf", cols))
+
+
+def base64(col: ColumnOrName) -> Column:
+    return call("base64", to_expr(col))
+
+
+def unbase64(col: ColumnOrName) -> Column:
+    return call("unbase64", to_expr(col))
+
+
+def levenshtein(left: ColumnOrName, right: ColumnOrName, threshold: int | None = None) -> Column:
+    """Edit distance; with a threshold, -1 where the distance is above it."""
+    args = [to_expr(left), to_expr(right)] + ([literal_expr(threshold)] if threshold is not None else [])
+    return call("levenshtein", *args)
+
+
+def soundex(col: ColumnOrName) -> Column:
+    return call("soundex", to_expr(col))
+
+
+def regexp_extract_all(str: ColumnOrName, regexp: ColumnOrName, idx: int | Column | None = None) -> Column:  # noqa: A002
+    """Group `idx` (default 1) of every match of a Java regex, as array<string>."""
+    args = [to_expr(str), to_expr(regexp)] + ([literal_expr(idx)] if idx is not None else [])
+    return call("regexp_extract_all", *args)
+
+
+def format_number(col: ColumnOrName, d: int) -> Column:
+    """The number with thousands separators and `d` decimal places (HALF_EVEN), e.g. '1,234.50'."""
+    return call("format_number", to_expr(col), literal_expr(d))
+
+
+def substring_index(str: ColumnOrName, delim: str, count: int) -> Column:  # noqa: A002
+    """The part before the count-th `delim` (from the end when count is negative)."""
+    return call("substring_index", to_expr(str), literal_expr(delim), literal_expr(count))
+
+
+def left(str: ColumnOrName, len: ColumnOrName) -> Column:  # noqa: A002
+    return call("left", to_expr(str), to_expr(len))
+
+
+def right(str: ColumnOrName, len: ColumnOrName) -> Column:  # noqa: A002
+    return call("right", to_expr(str), to_expr(len))
+
+
+def split_part(src: ColumnOrName, delimiter: ColumnOrName, partNum: ColumnOrName) -> Column:  # noqa: N803
+    """The partNum-th (from 1; negative counts from the end) piece of splitting on a literal delimiter."""
+    return call("split_part", to_expr(src), to_expr(delimiter), to_expr(partNum))
+
+
+def replace(src: ColumnOrName, search: ColumnOrName, replace: ColumnOrName | None = None) -> Column:
+    args = [to_expr(src), to_expr(search)] + ([to_expr(replace)] if replace is not None else [])
+    return call("replace", *args)
+
+
+__all__ = [
+    "upper", "lower", "ucase", "lcase", "initcap", "trim", "ltrim", "rtrim", "btrim", "length", "char_length",
+    "character_length", "octet_length", "bit_length", "ascii", "substring", "substr", "concat", "concat_ws",
+    "regexp_replace", "regexp_extract", "lpad", "rpad", "instr", "locate", "reverse", "repeat", "translate",
+    "split", "startswith", "endswith", "contains", "like", "ilike", "rlike", "regexp", "regexp_like",
+    "format_string", "printf", "base64", "unbase64", "levenshtein", "soundex", "regexp_extract_all",
+    "format_number", "substring_index", "left", "right", "split_part", "replace",
+]

@@ -89,12 +89,12 @@ class StagePlacement:
 
     def describe(self) -> str:
         head = (f"Stage {self.stage_id} placement ({self.mode}; candidates {', '.join(self.candidates)}):"
-                f" est. {_seconds(self.seconds)}")
+                f" est. {seconds_text(self.seconds)}")
         lines = [head]
         for op in self.operators:
             indent = "  " + "   " * len(op.path)
-            size = f"rows≈{_count(op.rows)}, bytes≈{_bytes(op.bytes)}" if op.rows >= 0 else "size unknown"
-            costs = "; ".join(_cost_text(c) for c in op.costs)
+            size = f"rows≈{count_text(op.rows)}, bytes≈{bytes_text(op.bytes)}" if op.rows >= 0 else "size unknown"
+            costs = "; ".join(cost_text(c) for c in op.costs)
             note = f"  ({op.note})" if op.note else ""
             lines.append(f"{indent}{op.operator} on {op.device}  [{size}]  cost: {costs}{note}")
         return "\n".join(lines)
@@ -209,7 +209,7 @@ class _Placer:
             need = self.working_set(node)
             if need > cand.profile.memory_bytes * MEMORY_HEADROOM:
                 return DeviceCost(label, None, reason=(
-                    f"working set {_bytes(need)} over {MEMORY_HEADROOM:.0%} of its {_bytes(cand.profile.memory_bytes)}"))
+                    f"working set {bytes_text(need)} over {MEMORY_HEADROOM:.0%} of its {bytes_text(cand.profile.memory_bytes)}"))
         seconds = self.operator_seconds(node, cand.profile) / _parallelism(cand)
         pinned_here = P.device_pin(node) == cand.device.kind
         if cand.device.kind != "cpu" and not pinned_here and (
@@ -354,15 +354,15 @@ def _operator_name(node: P.PhysicalPlan) -> str:
     return name
 
 
-def _cost_text(c: DeviceCost) -> str:
+def cost_text(c: DeviceCost) -> str:
     if c.compute_s is None:
         return f"{c.device} n/a ({c.reason})"
-    moved = f" + {_seconds(c.transfer_in_s)} transfer" if c.transfer_in_s > 0 else ""
+    moved = f" + {seconds_text(c.transfer_in_s)} transfer" if c.transfer_in_s > 0 else ""
     ruled_out = f" (not chosen: {c.reason})" if c.excluded else ""
-    return f"{c.device} {_seconds(c.compute_s)}{moved}{ruled_out}"
+    return f"{c.device} {seconds_text(c.compute_s)}{moved}{ruled_out}"
 
 
-def _seconds(s: float) -> str:
+def seconds_text(s: float) -> str:
     if s == math.inf:
         return "inf"
     if s >= 1:
@@ -372,14 +372,14 @@ def _seconds(s: float) -> str:
     return f"{s * 1e6:.1f} µs"
 
 
-def _count(n: int) -> str:
+def count_text(n: int) -> str:
     for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if n >= size:
             return f"{n / size:.1f}{unit}"
     return str(n)
 
 
-def _bytes(n: float) -> str:
+def bytes_text(n: float) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n / size:.1f} {unit}"

@@ -21,10 +21,12 @@ from quiver.engine.core.expressions import (
     WindowExpression, WindowFunction, contains_aggregate, contains_window, new_expr_id, output_name,
     transform_expr, wider_type, wider_type_of,
 )
-from quiver.engine.analysis.generators import contains_generator, lift_generator
+from quiver.engine.analysis.generators import (
+    check_no_nested_generator, contains_generator, generated_attributes, is_generator, split_generator,
+)
 from quiver.engine.core.subqueries import OuterReference
 from quiver.engine.core.plan import (
-    Aggregate, Filter, Join, LogicalPlan, Project, Sort, SubqueryAlias, Union, Window, transform_up,
+    Generate, Aggregate, Filter, Join, LogicalPlan, Project, Sort, SubqueryAlias, Union, Window, transform_up,
 )
 from quiver.engine.analysis.functions.catalog import lookup
 
@@ -150,7 +152,7 @@ def _check_aggregate(node: Aggregate) -> Aggregate:
                 if contains_aggregate(arg):
                     raise AnalysisException(f"aggregate function {e.sql()} contains another aggregate function")
             return
-        if any(_same_expr(e, g) for g in grouped_exprs):
+        if any(same_expr(e, g) for g in grouped_exprs):
             return
         if isinstance(e, AttributeRef):
             if e.expr_id not in grouped:
@@ -168,7 +170,7 @@ def _check_aggregate(node: Aggregate) -> Aggregate:
     return node
 
 
-def _same_expr(a: Expr, b: Expr) -> bool:
+def same_expr(a: Expr, b: Expr) -> bool:
     return _strip_for_compare(a) == _strip_for_compare(b)
 
 
@@ -216,7 +218,7 @@ def _resolve_join(node: Join) -> LogicalPlan:
                 f"'{next(a.name for a in node.left.output if a.expr_id in bound & shared)}' could be either side. "
                 "Alias both sides (df.alias('a'), df2.alias('b')) and use F.col('a.x') == F.col('b.y')."
             )
-        right = _fresh_ids(right)
+        right = fresh_ids(right)
     if node.condition is None:
         return replace(node, right=right)
     cond = resolve_expression(node.condition, node.left.output + right.output)
@@ -224,7 +226,7 @@ def _resolve_join(node: Join) -> LogicalPlan:
     return replace(node, right=right, condition=cond)
 
 
-def _fresh_ids(plan: LogicalPlan) -> LogicalPlan:
+def fresh_ids(plan: LogicalPlan) -> LogicalPlan:
     """Re-expose `plan`'s columns under new ids, so a self-join's sides are distinct."""
     alias = plan.alias if isinstance(plan, SubqueryAlias) else None
     inner = plan.child if isinstance(plan, SubqueryAlias) else plan
@@ -559,3 +561,44 @@ def check_udf_call(e: PythonUDF) -> PythonUDF:
         dtypes.append(dtype)
     e.function.compiled(*dtypes)
     return e
+
+
+# ---------------------------------------------------------------- generators
+
+
+def lift_generator(child, projections: tuple[Expr, ...]):
+    """Project(child, [a, explode(xs) AS x, b]) -> Project(Generate(child, explode(xs), [x]), [a, x, b]).
+
+    `projections` have their stars expanded already (against `child`'s columns, not the generated ones).
+    """
+    found = [split_generator(p) for p in projections]
+    calls = [(i, g) for i, g in enumerate(found) if g is not None]
+    for p, g in zip(projections, found):
+        if g is None:
+            check_no_nested_generator(p)
+        else:
+            for a in g[0].args:
+                check_no_nested_generator(a)
+    # Several generators in one select (Spark 4 allows it) stack: this lifts the first, and
+    # resolving the Project over it lifts the next, so each row meets every combination.
+    index, (call, names) = calls[0]
+    resolved = resolve_expression(call, child.output)
+    attributes = generated_attributes(resolved, names)
+    base = resolved.name.removesuffix("_outer")
+    generate = Generate(child, ScalarFunction(base, resolved.args), resolved.name.endswith("_outer"), attributes)
+    return Project(generate, projections[:index] + attributes + projections[index + 1:])
+
+
+def lateral_view(child, call: Expr, names: tuple[str, ...] | None, outer: bool, alias: str | None):
+    """`FROM child LATERAL VIEW [OUTER] explode(xs) alias AS names`: a Generate whose columns are
+    qualified by the view's alias (`alias.name`, `alias.*`)."""
+    if not is_generator(call):
+        raise AnalysisException(f"LATERAL VIEW needs a generator (explode, posexplode, inline, ...), got {call.sql()}")
+    for a in call.args:
+        check_no_nested_generator(a)
+    resolved = resolve_expression(call, child.output)
+    attributes = generated_attributes(resolved, names)
+    if alias:
+        attributes = tuple(a.with_qualifier((alias,)) for a in attributes)
+    base = resolved.name.removesuffix("_outer")
+    return Generate(child, ScalarFunction(base, resolved.args), outer or resolved.name.endswith("_outer"), attributes)

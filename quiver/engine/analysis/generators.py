@@ -16,7 +16,6 @@ from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import (
     Alias, AttributeRef, Expr, ScalarFunction, new_expr_id,
 )
-from quiver.engine.core.plan import Generate, Project
 
 GENERATORS = frozenset({"explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer"})
 
@@ -96,43 +95,3 @@ def check_no_nested_generator(e: Expr) -> None:
 
 __all__ = ["GENERATORS", "MultiAlias", "is_generator", "contains_generator", "generator_columns",
            "split_generator", "generated_attributes", "check_no_nested_generator"]
-
-
-def lift_generator(child, projections: tuple[Expr, ...]):
-    """Project(child, [a, explode(xs) AS x, b]) -> Project(Generate(child, explode(xs), [x]), [a, x, b]).
-
-    `projections` have their stars expanded already (against `child`'s columns, not the generated ones).
-    """
-    from quiver.engine.analysis.analyzer import resolve_expression
-    found = [split_generator(p) for p in projections]
-    calls = [(i, g) for i, g in enumerate(found) if g is not None]
-    for p, g in zip(projections, found):
-        if g is None:
-            check_no_nested_generator(p)
-        else:
-            for a in g[0].args:
-                check_no_nested_generator(a)
-    # Several generators in one select (Spark 4 allows it) stack: this lifts the first, and
-    # resolving the Project over it lifts the next, so each row meets every combination.
-    index, (call, names) = calls[0]
-    resolved = resolve_expression(call, child.output)
-    attributes = generated_attributes(resolved, names)
-    base = resolved.name.removesuffix("_outer")
-    generate = Generate(child, ScalarFunction(base, resolved.args), resolved.name.endswith("_outer"), attributes)
-    return Project(generate, projections[:index] + attributes + projections[index + 1:])
-
-
-def lateral_view(child, call: Expr, names: tuple[str, ...] | None, outer: bool, alias: str | None):
-    """`FROM child LATERAL VIEW [OUTER] explode(xs) alias AS names`: a Generate whose columns are
-    qualified by the view's alias (`alias.name`, `alias.*`)."""
-    from quiver.engine.analysis.analyzer import resolve_expression
-    if not is_generator(call):
-        raise AnalysisException(f"LATERAL VIEW needs a generator (explode, posexplode, inline, ...), got {call.sql()}")
-    for a in call.args:
-        check_no_nested_generator(a)
-    resolved = resolve_expression(call, child.output)
-    attributes = generated_attributes(resolved, names)
-    if alias:
-        attributes = tuple(a.with_qualifier((alias,)) for a in attributes)
-    base = resolved.name.removesuffix("_outer")
-    return Generate(child, ScalarFunction(base, resolved.args), outer or resolved.name.endswith("_outer"), attributes)

@@ -25,6 +25,7 @@ from quiver.engine.core.expressions import (
     transform_expr,
 )
 from quiver.engine.core.plan import Aggregate, LogicalPlan, Project, Union
+from quiver.engine.analysis.analyzer import same_expr, analyze
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -43,8 +44,6 @@ def cube_sets(n: int) -> list[tuple[int, ...]]:
 def grouping_sets_aggregate(child: LogicalPlan, keys: Sequence[Expr], sets: Sequence[Sequence[int]],
                             items: Sequence[Expr]) -> LogicalPlan:
     """Aggregate `items` over `child` once per grouping set (each a list of positions in `keys`)."""
-    from quiver.engine.analysis.analyzer import _same_expr, analyze
-
     base = analyze(Aggregate(child, tuple(keys), tuple(_virtual_grouping_id(i) for i in items)))
     if not isinstance(base, Aggregate):
         raise AnalysisException("grouping sets need an aggregation: add aggregate functions or use groupBy()")
@@ -67,7 +66,7 @@ def grouping_sets_aggregate(child: LogicalPlan, keys: Sequence[Expr], sets: Sequ
 
     def key_index(e: Expr) -> int:
         for i, k in enumerate(resolved_keys):
-            if _same_expr(e, k):
+            if same_expr(e, k):
                 return i
         raise AnalysisException(f"{e.sql()} is not a grouping column; grouping() and grouping_id() take "
                                 f"grouping columns: {', '.join(k.sql() for k in resolved_keys)}")
@@ -84,7 +83,7 @@ def grouping_sets_aggregate(child: LogicalPlan, keys: Sequence[Expr], sets: Sequ
                     f"{', '.join(k.sql() for k in resolved_keys)}, or none of them")
             return gid_ref
         for i, k in enumerate(resolved_keys):
-            if _same_expr(e, k):
+            if same_expr(e, k):
                 return key_refs[i]
         kids = e.children()
         new_kids = tuple(rewrite(c) for c in kids)

@@ -9,6 +9,7 @@ from quiver.engine.core.expressions import (
     Alias, And, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In, IsNotNull, IsNull,
     Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn,
 )
+from quiver.engine.analysis.generators import MultiAlias
 
 
 def to_expr(value: Any) -> Expr:
@@ -142,8 +143,6 @@ class Column:
     def alias(self, *alias: str, **kwargs: Any) -> "Column":
         if len(alias) > 1:
             # several names: one per column a generator makes (posexplode(m).alias("p", "k", "v"))
-            from quiver.engine.analysis.generators import MultiAlias
-
             return Column(MultiAlias(self.expr, tuple(alias)))
         if len(alias) != 1:
             raise AnalysisException(f"alias() takes exactly one name for a scalar column, got {len(alias)}")

@@ -22,6 +22,11 @@ from quiver.engine.core.row import Row
 from quiver.engine.ui.display import format_value
 from quiver.engine.ui.display import show_string
 from quiver.engine.ui.display import html_table
+from quiver.engine.analysis.analyzer import resolve_name
+from quiver.engine.analysis.analyzer import resolve_expression
+from quiver.engine.analysis.analyzer import fresh_ids
+from quiver.engine.analysis.grouping_sets import rollup_sets
+from quiver.engine.analysis.grouping_sets import cube_sets
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,8 +121,6 @@ class DataFrame:
         )
 
     def _resolve_column(self, name: str) -> Expr:
-        from quiver.engine.analysis.analyzer import resolve_name
-
         return resolve_name(UnresolvedColumn.parse(name).parts, self._plan.output)
 
     # ---------------------------------------------------------- projections
@@ -177,8 +180,6 @@ class DataFrame:
             if isinstance(c, str):
                 drop_ids |= {a.expr_id for a in self._plan.output if a.name.lower() == c.lower()}
             elif isinstance(c, Column):
-                from quiver.engine.analysis.analyzer import resolve_expression
-
                 e = resolve_expression(c.expr, self._plan.output)
                 if isinstance(e, AttributeRef):
                     drop_ids.add(e.expr_id)
@@ -344,8 +345,6 @@ class DataFrame:
         return self._with(semi_join_set_operation(self._plan, other._plan, how, keep_duplicates=True))
 
     def _set_join(self, other: "DataFrame", how: str) -> "DataFrame":
-        from quiver.engine.analysis.analyzer import _fresh_ids
-
         mine, theirs = self._plan.output, other._plan.output
         if len(mine) != len(theirs):
             raise AnalysisException(
@@ -354,7 +353,7 @@ class DataFrame:
             )
         right = other._plan
         if {a.expr_id for a in theirs} & {a.expr_id for a in mine}:
-            right = _fresh_ids(right)
+            right = fresh_ids(right)
         cond = conjoin([Comparison("<=>", a, b) for a, b in zip(mine, right.output)])
         return self._with(L.Join(self._plan, right, how, cond)).distinct()
 
@@ -376,15 +375,11 @@ class DataFrame:
 
     def rollup(self, *cols: Any) -> "GroupedData":
         """Aggregates per (k0..kn), (k0..kn-1), ..., (k0) and over everything; F.grouping() tells which."""
-        from quiver.engine.analysis.grouping_sets import rollup_sets
-
         keys = [to_expr(c) for c in _flatten(cols)]
         return self._grouped_by_sets(keys, rollup_sets(len(keys)))
 
     def cube(self, *cols: Any) -> "GroupedData":
         """Aggregates per every subset of the columns; F.grouping() / F.grouping_id() tell which."""
-        from quiver.engine.analysis.grouping_sets import cube_sets
-
         keys = [to_expr(c) for c in _flatten(cols)]
         return self._grouped_by_sets(keys, cube_sets(len(keys)))
 
@@ -466,12 +461,10 @@ class DataFrame:
         return self._with(L.Join(self._plan, other._plan, "inner" if kind == "cross" else kind, cond))
 
     def _using_join(self, other: "DataFrame", names: list[str], kind: str) -> "DataFrame":
-        from quiver.engine.analysis.analyzer import _fresh_ids, resolve_name
-
         right_plan = other._plan
         left_ids = {a.expr_id for a in self._plan.output}
         if any(a.expr_id in left_ids for a in right_plan.output):
-            right_plan = _fresh_ids(right_plan)
+            right_plan = fresh_ids(right_plan)
         lkeys, rkeys = [], []
         for n in names:
             try:

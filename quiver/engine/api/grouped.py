@@ -12,6 +12,8 @@ from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
     AggregateFunction, Alias, CaseWhen, Comparison, Expr, Literal, UnresolvedColumn, transform_expr,
 )
+from quiver.engine.api.column import to_expr
+from quiver.engine.analysis.grouping_sets import grouping_sets_aggregate
 
 if TYPE_CHECKING:
     from quiver.engine.api.dataframe import DataFrame
@@ -33,8 +35,6 @@ class GroupedData:
 
     def pivot(self, pivot_col: Any, values: list | None = None) -> "GroupedData":
         """One output column per value of `pivot_col` (found with an extra job when not given)."""
-        from quiver.engine.api.column import to_expr
-
         if values is None:
             name = pivot_col if isinstance(pivot_col, str) else None
             distinct = self._df.select(pivot_col).distinct()
@@ -70,8 +70,6 @@ class GroupedData:
             aggs = pivoted_aggregates(aggs, *self._pivot)
         sets = getattr(self, "_grouping_sets", None)
         if sets is not None:  # rollup, cube, groupingSets
-            from quiver.engine.analysis.grouping_sets import grouping_sets_aggregate
-
             return self._df._with(grouping_sets_aggregate(self._df._plan, keys, sets, keys + tuple(aggs)))
         return self._df._with(L.Aggregate(self._df._plan, keys, keys + tuple(aggs)))
 

@@ -326,7 +326,6 @@ class Session:
         self._views[key] = plan
 
     def _df(self, plan: L.LogicalPlan) -> "DataFrame":
-        from quiver.engine.analysis.analyzer import analyze
         from quiver.engine.api.dataframe import DataFrame
 
         token = T.ANSI_TYPE_COERCION.set(self.conf.ansi_enabled())
@@ -390,3 +389,4 @@ class Catalog:
 
 from quiver.engine.api.dataframe import DataFrame  # noqa: E402  (circular: DataFrame needs Session at runtime)
 from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master
+from quiver.engine.analysis.analyzer import analyze

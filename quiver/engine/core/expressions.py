@@ -11,10 +11,10 @@ import decimal as _decimal
 import itertools
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, Sequence
 
 from quiver.engine.core import types as T
-from quiver.engine.core.errors import AnalysisException
+from quiver.engine.core.errors import AnalysisException, QuiverError
 from quiver.engine.core.tree import TreeNode
 
 _ids = itertools.count(1)
@@ -546,6 +546,37 @@ class CaseWhen(Expr):
         return " ".join(parts)
 
 
+class FunctionSignatures(Protocol):
+    """What an expression needs to know of the scalar functions: a call's result type and how it is shown.
+
+    The analysis layer owns the signatures (engine/analysis/functions/) and registers them with
+    `use_function_signatures` when it is imported, so expressions stay below the analyzer.
+    """
+
+    def result_type(self, name: str, args: Sequence[Expr]) -> T.DataType:
+        """The type of `name(args)`; AnalysisException for an unknown function or a wrong argument."""
+        ...
+
+    def shown(self, name: str, args: list[str]) -> str | None:
+        """How Spark writes `name(args)` in a column name, where it differs from `name(a, b)`."""
+        ...
+
+
+_signatures: list[FunctionSignatures] = []
+
+
+def use_function_signatures(signatures: FunctionSignatures) -> None:
+    """Make `signatures` the one every ScalarFunction asks (called once, by engine/analysis/functions)."""
+    _signatures[:] = [signatures]
+
+
+def function_signatures() -> FunctionSignatures:
+    """The registered signatures; a QuiverError if the analysis layer was never imported."""
+    if not _signatures:
+        raise QuiverError("no function signatures are registered: import quiver (or quiver.engine.analysis) first")
+    return _signatures[0]
+
+
 @dataclass(frozen=True)
 class ScalarFunction(Expr):
     """A named scalar function from the function catalog, e.g. `upper(name)`."""
@@ -555,9 +586,7 @@ class ScalarFunction(Expr):
 
     @cached_property
     def dtype(self) -> T.DataType:
-        from quiver.engine.analysis.functions.catalog import result_type_of
-
-        return result_type_of(self.name, self.args)
+        return function_signatures().result_type(self.name, self.args)
 
     @property
     def nullable(self) -> bool:
@@ -574,13 +603,9 @@ class ScalarFunction(Expr):
         return self.name not in NONDETERMINISTIC_FUNCTIONS and super().deterministic
 
     def sql(self) -> str:
-        from quiver.engine.analysis.functions.catalog import SCALAR_FUNCTIONS
-
-        spec = SCALAR_FUNCTIONS.get(self.name)
         args = [a.sql() for a in self.args]
-        if spec is not None and spec.pretty is not None:
-            return spec.pretty(args)
-        return f"{self.name}({', '.join(args)})"
+        shown = function_signatures().shown(self.name, args)
+        return shown if shown is not None else f"{self.name}({', '.join(args)})"
 
 
 # How an executor calls a PythonUDF (its `kind`): once per row, once per batch on pandas Series, or compiled.

@@ -31,6 +31,8 @@ from quiver.engine.core.expressions import (
 from quiver.engine.analysis.generators import GENERATORS
 from quiver.engine.core.plan import LogicalPlan
 from quiver.engine.core.subqueries import Exists, InSubquery, scalar_subquery
+from quiver.engine.analysis.generators import MultiAlias
+from quiver.engine.analysis.analyzer import resolve_name
 
 # Calls whose syntax is more than `name(arg, ...)`; every other call stays exp.Anonymous.
 _SPECIAL_SYNTAX = ("CAST", "TRY_CAST", "EXTRACT", "TRIM", "SUBSTRING", "SUBSTR")
@@ -110,8 +112,6 @@ def parse_expression(text: str) -> Expr:
     if isinstance(node, exp.Alias):
         return Alias(strip_display(translator.translate(node.this)), node.alias)
     if isinstance(node, exp.Aliases):  # `posexplode(xs) AS (p, x)`: one name per generated column
-        from quiver.engine.analysis.generators import MultiAlias
-
         return MultiAlias(translator.clean(node.this), tuple(i.name for i in node.expressions))
     return name_select_item(translator.translate(node), ())
 
@@ -164,8 +164,6 @@ def name_select_item(e: Expr, inputs: tuple[AttributeRef, ...]) -> Expr:
 
 def display_name(e: Expr, inputs: tuple[AttributeRef, ...]) -> str:
     """The column name Spark gives `e`: its SQL text with columns spelled as the input spells them."""
-    from quiver.engine.analysis.analyzer import resolve_name
-
     def bind(x: Expr) -> Expr:
         if isinstance(x, UnresolvedColumn) and inputs:
             try:

@@ -28,7 +28,8 @@ from quiver.engine.core.expressions import (
     UnresolvedStar, WindowExpression, WindowFunction, conjoin, contains_aggregate, contains_window, strip_alias,
     substitute_attributes, wider_type,
 )
-from quiver.engine.analysis.generators import MultiAlias, is_generator, lateral_view
+from quiver.engine.analysis.analyzer import lateral_view
+from quiver.engine.analysis.generators import MultiAlias, is_generator
 from quiver.engine.core.plan import (
     Aggregate, Filter, Join, Limit, LogicalPlan, Offset, Project, Sort, SubqueryAlias, Union, Window,
 )
@@ -38,6 +39,8 @@ from quiver.engine.sql.expressions import (
 from quiver.engine.sql.pivot import pivot_relation
 from quiver.engine.sql.views import STATEMENTS, run_statement
 from quiver.engine.sql.windows import WindowInputs, aggregates_rows
+from quiver.engine.analysis.grouping_sets import grouping_sets_aggregate
+from quiver.engine.analysis.grouping_sets import grouping_sets_sql
 
 if TYPE_CHECKING:
     from quiver.engine.api.session import Session
@@ -452,8 +455,6 @@ class _SelectBuilder:
             if windowed:
                 raise AnalysisException("window functions over GROUP BY ROLLUP, CUBE or GROUPING SETS are not "
                                         "supported; compute the grouping sets in a subquery first")
-            from quiver.engine.analysis.grouping_sets import grouping_sets_aggregate
-
             def build_sets(extra: tuple[Expr, ...]) -> LogicalPlan:
                 return grouping_sets_aggregate(self.child, grouping, grouping_sets[1], self.items + extra)
             return self._finish(build_sets, build_sets(()), condition, None, orders)
@@ -556,8 +557,6 @@ class _SelectBuilder:
         None for a plain GROUP BY. Plain keys next to them belong to every set (GROUP BY a, ROLLUP(b))."""
         if group is None:
             return None
-        from quiver.engine.analysis.grouping_sets import grouping_sets_sql
-
         found = grouping_sets_sql(group)
         if found is None:
             return None

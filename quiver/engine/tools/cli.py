@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Sequence
 import quiver
-from quiver.engine.tools.submit import SubmitError, _split_setting
+from quiver.engine.tools.submit import SubmitError, split_setting
 from quiver.engine.tools.submit import sql_statements
 from quiver.engine.tools import calibrate as C
 from quiver.engine.core.conf import parse_devices
@@ -74,7 +74,7 @@ def _session(args: argparse.Namespace):
     builder = quiver.Session.builder.master(args.master)
     for setting in args.conf:
         try:
-            key, value = _split_setting(setting, "--conf")
+            key, value = split_setting(setting, "--conf")
         except SubmitError as exc:
             raise SystemExit(f"quiver {args.command}: {exc}") from None
         builder = builder.config(key, value)

@@ -102,10 +102,10 @@ def _conf(args: argparse.Namespace) -> dict[str, str]:
             text = line.strip()
             if not text or text.startswith("#"):
                 continue
-            key, value = _split_setting(text, f"{path}:{number}")
+            key, value = split_setting(text, f"{path}:{number}")
             conf[key] = value
     for setting in args.conf:
-        key, value = _split_setting(setting, "--conf")
+        key, value = split_setting(setting, "--conf")
         conf[key] = value
     if args.name:
         conf["spark.app.name"] = args.name
@@ -115,7 +115,7 @@ def _conf(args: argparse.Namespace) -> dict[str, str]:
     return conf
 
 
-def _split_setting(text: str, where: str) -> tuple[str, str]:
+def split_setting(text: str, where: str) -> tuple[str, str]:
     """`key=value` (or `key value` in a properties file) split in two."""
     if "=" in text:
         key, _, value = text.partition("=")

@@ -26,10 +26,10 @@ from quiver.planners.physical import nodes as P
 from quiver.planners.placement import (
     OperatorPlacement,
     StagePlacement,
-    _bytes,
-    _cost_text,
-    _count,
-    _seconds,
+    bytes_text,
+    cost_text,
+    count_text,
+    seconds_text,
 )
 from quiver.planners.stages import Stage
 
@@ -178,7 +178,7 @@ def _draw_stage(graph: graphviz.Digraph, stage: Stage, placement: StagePlacement
     """One cluster holding the stage's operators, with an edge from each child to its parent."""
     ids = {id(p.node): p.node_id for p in placed}
     kind = "result" if stage.output is None else f"map → {_shorten(stage.output.describe(), 1)}"
-    label = f"Stage {stage.id} · {stage.num_partitions} tasks · est. {_seconds(placement.seconds)}\n{kind}"
+    label = f"Stage {stage.id} · {stage.num_partitions} tasks · est. {seconds_text(placement.seconds)}\n{kind}"
     with graph.subgraph(name=f"cluster_stage_{stage.id}") as cluster:
         cluster.attr(label=_escaped(label, "\\l"), style="rounded", color="#333333",
                      penwidth="2" if stage.output is None else "1", labeljust="l",
@@ -211,7 +211,7 @@ def _tooltip(p: _Placed) -> str:
     op = p.placement
     lines = [p.node.node_string(), f"estimated output: {_size_text(p.node) or 'size unknown'}",
              f"placed on {op.device}" + (f" ({op.note})" if op.note else "")]
-    lines += [f"  {_cost_text(c)}" for c in op.costs]
+    lines += [f"  {cost_text(c)}" for c in op.costs]
     return "\n".join(lines)
 
 
@@ -268,7 +268,7 @@ def _text_colour(fill: str) -> str:
 
 def _size_text(node: P.PhysicalPlan) -> str:
     size = P.estimated_size(node)
-    return f"≈{_count(size[0])} rows, {_bytes(size[1])}" if size is not None else ""
+    return f"≈{count_text(size[0])} rows, {bytes_text(size[1])}" if size is not None else ""
 
 
 def _wrapped(text: str) -> list[str]:

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import Expr
-from quiver.executors.cpu.decimal import _INT64_LIMIT, FixedPoint, decimal_array, largest_magnitude
+from quiver.executors.cpu.decimal import INT64_LIMIT, FixedPoint, decimal_array, largest_magnitude
 from quiver.executors.cpu.fixed_point import fixed_point_value
 
 # Remapping a batch's dictionary goes through Python, value by value; a larger one is decoded.
@@ -74,9 +74,9 @@ class Int64SumBudget:
     def cost(self, value: FixedPoint, rows: int) -> int | None:
         """What a batch's values would use of the budget; None when they do not fit in what is left."""
         cost = value.bound * rows
-        if self.used + cost > _INT64_LIMIT:
+        if self.used + cost > INT64_LIMIT:
             cost = largest_magnitude(value.values) * rows
-        return cost if self.used + cost <= _INT64_LIMIT else None
+        return cost if self.used + cost <= INT64_LIMIT else None
 
     def charge(self, cost: int) -> None:
         self.used += cost

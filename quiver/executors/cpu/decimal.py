@@ -20,7 +20,7 @@ import numba
 import numpy as np
 import pyarrow as pa
 
-_INT64_LIMIT = 2**63 - 1
+INT64_LIMIT = 2**63 - 1
 
 
 def unscaled_int64(value: pa.Array | pa.Scalar) -> tuple[np.ndarray | int, int] | None:
@@ -34,7 +34,7 @@ def unscaled_int64(value: pa.Array | pa.Scalar) -> tuple[np.ndarray | int, int] 
         if not value.is_valid:
             return None
         unscaled = int(value.as_py().scaleb(value.type.scale))
-        return (unscaled, abs(unscaled)) if abs(unscaled) <= _INT64_LIMIT else None
+        return (unscaled, abs(unscaled)) if abs(unscaled) <= INT64_LIMIT else None
     if len(value) == 0:
         return np.zeros(0, np.int64), 0
     words = np.frombuffer(value.buffers()[1], dtype=np.int64, count=2 * (value.offset + len(value)))
@@ -88,7 +88,7 @@ def decimal_average(sums: pa.Array, counts: pa.Array, out: pa.Decimal128Type) ->
     valid = (n > 0) & np.asarray(sums.is_valid())
     factor = 10 ** (out.scale - sums.type.scale)
     unscaled = unscaled_int64(sums)
-    if unscaled is not None and factor >= 1 and unscaled[1] * factor * 2 <= _INT64_LIMIT:
+    if unscaled is not None and factor >= 1 and unscaled[1] * factor * 2 <= INT64_LIMIT:
         numerator = unscaled[0] * factor
         divisor = np.where(valid, n, 1)
         magnitude = (2 * np.abs(numerator) + divisor) // (2 * divisor)
@@ -170,7 +170,7 @@ def rescaled(value: FixedPoint, scale: int) -> FixedPoint | None:
     if scale == value.scale:
         return value
     factor = 10 ** (scale - value.scale)
-    if value.bound * factor > _INT64_LIMIT:
+    if value.bound * factor > INT64_LIMIT:
         return None
     return FixedPoint(value.values * factor, scale, value.bound * factor, value.valid)
 
@@ -178,14 +178,14 @@ def rescaled(value: FixedPoint, scale: int) -> FixedPoint | None:
 def add(left: FixedPoint, right: FixedPoint, op: str) -> FixedPoint | None:
     scale = max(left.scale, right.scale)
     a, b = rescaled(left, scale), rescaled(right, scale)
-    if a is None or b is None or a.bound + b.bound > _INT64_LIMIT:
+    if a is None or b is None or a.bound + b.bound > INT64_LIMIT:
         return None
     values = np.add(a.values, b.values) if op == "+" else np.subtract(a.values, b.values)
     return FixedPoint(values, scale, a.bound + b.bound, both_valid(left.valid, right.valid))
 
 
 def multiply(left: FixedPoint, right: FixedPoint) -> FixedPoint | None:
-    if left.bound * right.bound > _INT64_LIMIT:
+    if left.bound * right.bound > INT64_LIMIT:
         return None
     values = np.multiply(left.values, right.values)
     return FixedPoint(values, left.scale + right.scale, left.bound * right.bound, both_valid(left.valid, right.valid))

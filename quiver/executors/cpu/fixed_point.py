@@ -26,7 +26,7 @@ from quiver.engine.core.expressions import (
     Literal,
 )
 from quiver.executors.cpu.decimal import (
-    _INT64_LIMIT,
+    INT64_LIMIT,
     FixedPoint,
     add,
     both_valid,
@@ -151,6 +151,6 @@ def _constant(expr: Literal) -> FixedPoint | None:
         unscaled, scale = expr.value, 0
     else:
         return None
-    return FixedPoint(unscaled, scale, abs(unscaled), None) if abs(unscaled) <= _INT64_LIMIT else None
+    return FixedPoint(unscaled, scale, abs(unscaled), None) if abs(unscaled) <= INT64_LIMIT else None
 
 

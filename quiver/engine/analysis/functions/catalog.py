@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
+from quiver.engine.core.expressions import Cast, Expr, Literal, use_function_signatures
 
 DataType = T.DataType
 
@@ -332,8 +333,6 @@ def result_type_of(name: str, args: Sequence[Any]) -> DataType:
 
 def literal_value(expr: Any) -> Any:
     """The Python value of a literal argument (through implicit casts), else NOT_LITERAL."""
-    from quiver.engine.core.expressions import Cast, Literal
-
     while isinstance(expr, Cast):
         expr = expr.child
     return expr.value if isinstance(expr, Literal) else NOT_LITERAL
@@ -347,3 +346,19 @@ def lookup(name: str) -> FunctionSpec:
     close = difflib.get_close_matches(name.lower(), SCALAR_FUNCTIONS, n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise AnalysisException(f"undefined function '{name}'.{hint} Scalar functions are: {', '.join(sorted(SCALAR_FUNCTIONS))}")
+
+
+class CatalogSignatures:
+    """The catalog as `core.expressions.FunctionSignatures`: what ScalarFunction.dtype and .sql() ask."""
+
+    def result_type(self, name: str, args: Sequence[Expr]) -> DataType:
+        """`result_type_of`, for the expression layer."""
+        return result_type_of(name, args)
+
+    def shown(self, name: str, args: list[str]) -> str | None:
+        """The function's `pretty` form of its argument texts, where it has one."""
+        spec = SCALAR_FUNCTIONS.get(name)
+        return spec.pretty(args) if spec is not None and spec.pretty is not None else None
+
+
+use_function_signatures(CatalogSignatures())

@@ -8,6 +8,7 @@ import pyarrow.compute as pc
 from quiver.engine.core import types as T
 from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.kernels.registry import Value, kernel, null_scalar, to_result_type
+from quiver.engine.analysis.functions.catalog import common_type
 
 
 @kernel("coalesce", "ifnull", "nvl", data="all")
@@ -34,8 +35,6 @@ def if_(args: list[Value], rt: T.DataType) -> Value:
 @kernel("nullif", data="all")
 def nullif(args: list[Value], rt: T.DataType) -> Value:
     """Null where a = b (compared in their common type), else a."""
-    from quiver.engine.analysis.functions.catalog import common_type
-
     a, b = args
     wider = common_type("nullif", [T.from_arrow(a.type), T.from_arrow(b.type)], True)
     if isinstance(wider, T.NullType):

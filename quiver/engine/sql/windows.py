@@ -22,9 +22,7 @@ from quiver.engine.core.expressions import (
 from quiver.engine.sql.expressions import (
     UNSUPPORTED_WINDOW_FUNCTIONS, ExpressionTranslator, SparkDisplay, sort_order, strip_display,
 )
-from quiver.engine.api.window import (
-    CURRENT_ROW, UNBOUNDED_FOLLOWING, UNBOUNDED_PRECEDING, WindowSpec, window_expression,
-)
+from quiver.engine.analysis.builder import CURRENT_ROW, UNBOUNDED_FOLLOWING, UNBOUNDED_PRECEDING, window_expression
 _NO_ARGUMENT_FUNCTIONS = frozenset({"row_number", "rank", "dense_rank", "percent_rank", "cume_dist"})
 # The only frame each ranking function accepts, as Spark requires (cume_dist counts peers: RANGE).
 _RANKING_FRAME = ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW)
@@ -90,7 +88,7 @@ def translate_window(exprs: ExpressionTranslator, node: exp.Window) -> Expr:
     if isinstance(plain, WindowFunction) and plain.name not in FRAMED_WINDOW_FUNCTIONS:
         # A ranking function's only valid frame is its default one; lag/lead have none.
         frame = shown = None
-    window = window_expression(function, WindowSpec(partition_by, order_by, frame))
+    window = window_expression(function, partition_by, order_by, frame)
     return _displayed(window, shown) if shown else window
 
 

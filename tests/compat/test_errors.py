@@ -192,3 +192,23 @@ def test_negative_limit_and_offset(case):
         return spark.sql(f"SELECT * FROM negative_people {case.split()[1]} -3").collect()
     program.__name__ = f"negative_{case.replace(' ', '_').replace('.', '_')}"
     assert_both_raise(program, _analysis_exception_or_any(), match=["must be equal to or greater than 0"])
+
+
+# Window frames: the DataFrame API and SQL share one check of a window function and its frame
+# (quiver/engine/analysis/builder.py window_expression).
+
+@pytest.mark.parametrize("case", ["rank rows", "cume_dist rows", "lag frame", "inverted", "starts unbounded following"])
+def test_window_frame_spark_refuses(case):
+    def program(spark, F, T, Window):
+        w = Window.orderBy("age")
+        column = {
+            "rank rows": lambda: F.rank().over(w.rowsBetween(-1, 1)),
+            "cume_dist rows": lambda: F.cume_dist().over(w.rowsBetween(Window.unboundedPreceding, Window.currentRow)),
+            "lag frame": lambda: F.lag("age").over(w.rowsBetween(-1, 1)),
+            "inverted": lambda: F.sum("age").over(w.rowsBetween(1, -1)),
+            "starts unbounded following": lambda: F.sum("age").over(
+                w.rowsBetween(Window.unboundedFollowing, Window.unboundedFollowing)),
+        }[case]()
+        return people(spark).select("id", column.alias("w")).collect()
+    program.__name__ = f"window_frame_{case.replace(' ', '_')}"
+    assert_both_raise(program, _analysis_exception_or_any(), match=["frame"])

@@ -155,8 +155,9 @@ def test_sql_and_dataframe_set_operations_agree_on_types():
         b = spark.createDataFrame([(2, "y"), (5, "z")], "k bigint, v string")
         a.createOrReplaceTempView("agree_a")
         b.createOrReplaceTempView("agree_b")
-        sql = spark.sql("SELECT *, 'intersect' AS op FROM (SELECT * FROM agree_a INTERSECT SELECT * FROM agree_b) "
-                        "UNION ALL SELECT *, 'except all' FROM (SELECT * FROM agree_a EXCEPT ALL SELECT * FROM agree_b)")
+        sql = spark.sql(
+            "SELECT *, 'intersect' AS op FROM (SELECT * FROM agree_a INTERSECT SELECT * FROM agree_b) "
+            "UNION ALL SELECT *, 'except all' FROM (SELECT * FROM agree_a EXCEPT ALL SELECT * FROM agree_b)")
         api = a.intersect(b).withColumn("op", F.lit("intersect")).union(
             a.exceptAll(b).withColumn("op", F.lit("except all")))
         return sql.union(api)

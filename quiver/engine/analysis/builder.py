@@ -1,9 +1,11 @@
 """The plan builder: joins, set operations, aggregates, sorts and limits as the DataFrame API and SQL build them.
 
 `df.join(...)` and `... JOIN ... USING (...)`, `df.intersect(...)` and `INTERSECT`, `groupBy().agg()` and
-`GROUP BY` all come here, so each operation has one definition of Spark's semantics: the join-type
-names, how USING columns are matched and coalesced, how a set operation widens its column types,
-and the errors each raises. Every function takes analyzed plans and returns an analyzed plan.
+`GROUP BY`, `F.rank().over(w)` and `rank() OVER (...)` all come here, so each operation has one
+definition of Spark's semantics: the join-type names, how USING columns are matched and coalesced,
+how a set operation widens its column types, which window frames a function takes, and the errors
+each raises. Every function returns an analyzed plan; its caller runs it under the session's type
+coercion rules (`spark.sql` does for SQL, `DataFrame._built` for the API).
 """
 from __future__ import annotations
 
@@ -16,8 +18,8 @@ from quiver.engine.analysis.grouping_sets import grouping_sets_aggregate
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, UnresolvedColumnError
 from quiver.engine.core.expressions import (
-    RANKING_FUNCTIONS, UNBOUNDED, AggregateFunction, Alias, AttributeRef, CaseWhen, Comparison, Expr, Literal,
-    ScalarFunction, SortOrder, WindowExpression, WindowFunction, conjoin, transform_expr,
+    FRAMED_WINDOW_FUNCTIONS, UNBOUNDED, WINDOW_FUNCTIONS, AggregateFunction, Alias, AttributeRef, CaseWhen,
+    Comparison, Expr, Literal, ScalarFunction, SortOrder, WindowExpression, WindowFunction, conjoin, transform_expr,
 )
 from quiver.engine.core.plan import (
     JOIN_TYPE_ALIASES, Aggregate, Join, Limit, LogicalPlan, Offset, Project, Sort, Union, Window,
@@ -270,27 +272,72 @@ UNBOUNDED_PRECEDING = UNBOUNDED
 UNBOUNDED_FOLLOWING = -UNBOUNDED - 1
 CURRENT_ROW = 0
 
+Frame = tuple[str, int, int]
+
+# The only frame each ranking function accepts, as Spark requires (cume_dist counts peers: RANGE).
+_RANKING_FRAME = ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW)
+_CUME_DIST_FRAME = ("range", UNBOUNDED_PRECEDING, CURRENT_ROW)
+
 
 def window_expression(function: Expr, partition_by: tuple[Expr, ...] = (), order_by: tuple[SortOrder, ...] = (),
-                      frame: tuple[str, int, int] | None = None) -> WindowExpression:
+                      frame: Frame | None = None) -> WindowExpression:
     """`function OVER (PARTITION BY .. ORDER BY .. frame)`: an aggregate or a window function evaluated per row
-    over its window (`F.rank().over(spec)`, `rank() OVER (...)`)."""
+    over its window (`F.rank().over(spec)`, `rank() OVER (...)`), with Spark's checks on both.
+
+    A ranking function's only valid frame is its default one, so the expression keeps none.
+    """
+    if frame is not None:
+        _check_frame(frame)
     if not isinstance(function, (AggregateFunction, WindowFunction)):
         raise AnalysisException(
-            f"{function.sql()} is not a window or aggregate function; only functions such as row_number(), rank(), "
-            "lag(), sum() or avg() can be used with over()"
+            f"{function.sql()} is not a window function and cannot be used with OVER; use a window function "
+            f"({', '.join(WINDOW_FUNCTIONS)}) or an aggregate such as sum or avg"
         )
-    if isinstance(function, WindowFunction) and function.name in RANKING_FUNCTIONS + ("lag", "lead") \
-            and not order_by:
-        raise AnalysisException(
-            f"window function {function.sql()} requires the window to be ordered: add .orderBy(...)")
-    if function.__class__ is AggregateFunction and function.distinct:
-        raise AnalysisException(f"{function.sql()} with DISTINCT is not supported over a window")
+    if isinstance(function, AggregateFunction) and function.distinct:
+        raise AnalysisException(f"DISTINCT aggregates are not supported over a window in Spark: {function.sql()}")
+    if isinstance(function, WindowFunction) and function.name not in FRAMED_WINDOW_FUNCTIONS:
+        if not order_by:
+            raise AnalysisException(
+                f"window function {function.name} requires the window to be ordered: add ORDER BY to its window "
+                f"(Window.orderBy(...) in the DataFrame API), e.g. {function.sql()} OVER (PARTITION BY k ORDER BY x)"
+            )
+        if frame is not None and function.name in ("lag", "lead"):
+            raise AnalysisException(f"cannot specify a window frame for {function.name}(): its frame is always the "
+                                    "one row at the offset")
+        required = _CUME_DIST_FRAME if function.name == "cume_dist" else _RANKING_FRAME
+        if frame is not None and frame != required:
+            raise AnalysisException(f"the window frame of {function.name}() must be {frame_text(required)}, got "
+                                    f"{frame_text(frame)}; leave the frame out to get it")
+        frame = None
     return WindowExpression(function, partition_by, order_by, frame)
+
+
+def _check_frame(frame: Frame) -> None:
+    _, start, end = frame
+    if start == UNBOUNDED_FOLLOWING or end == UNBOUNDED_PRECEDING:
+        raise AnalysisException(f"window frame {frame_text(frame)} is invalid: UNBOUNDED FOLLOWING can only end a "
+                                "frame and UNBOUNDED PRECEDING only start one")
+    if start > end:
+        raise AnalysisException(f"the lower bound of a window frame must be less than or equal to the upper bound: "
+                                f"{frame_text(frame)}")
+
+
+def frame_text(frame: Frame) -> str:
+    """`ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW` for ("rows", UNBOUNDED_PRECEDING, 0)."""
+    def bound(v: int) -> str:
+        if v == UNBOUNDED_PRECEDING:
+            return "UNBOUNDED PRECEDING"
+        if v == UNBOUNDED_FOLLOWING:
+            return "UNBOUNDED FOLLOWING"
+        if v == CURRENT_ROW:
+            return "CURRENT ROW"
+        return f"{-v} PRECEDING" if v < 0 else f"{v} FOLLOWING"
+    kind, start, end = frame
+    return f"{kind.upper()} BETWEEN {bound(start)} AND {bound(end)}"
 
 
 __all__ = [
     "join_type", "join", "using_join", "union", "union_by_name", "intersect", "except_", "distinct",
     "aggregate", "pivoted_aggregates", "sort", "limit", "offset",
-    "UNBOUNDED_PRECEDING", "UNBOUNDED_FOLLOWING", "CURRENT_ROW", "window_expression",
+    "UNBOUNDED_PRECEDING", "UNBOUNDED_FOLLOWING", "CURRENT_ROW", "Frame", "window_expression", "frame_text",
 ]

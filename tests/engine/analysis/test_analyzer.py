@@ -275,7 +275,7 @@ def test_ranking_function_without_order_is_rejected(df):
 
 
 def test_plain_expression_over_a_window_is_rejected(df):
-    with pytest.raises(AnalysisException, match="not a window or aggregate function"):
+    with pytest.raises(AnalysisException, match="is not a window function and cannot be used with OVER"):
         df.select((F.col("id") + 1).over(Window.partitionBy("dept")))
 
 

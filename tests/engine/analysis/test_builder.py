@@ -251,9 +251,37 @@ def test_window_expression_builds_and_checks_the_function(left):
     k, v = left.output[1], left.output[0]
     ranked = builder.window_expression(WindowFunction("rank"), (k,), (SortOrder(v),))
     assert isinstance(ranked, WindowExpression) and ranked.partition_by == (k,)
-    with pytest.raises(AnalysisException, match="requires the window to be ordered"):
+    with pytest.raises(AnalysisException, match="window function rank requires the window to be ordered"):
         builder.window_expression(WindowFunction("rank"), (k,))
-    with pytest.raises(AnalysisException, match="is not a window or aggregate function"):
+    with pytest.raises(AnalysisException, match="is not a window function and cannot be used with OVER"):
         builder.window_expression(Literal(1, T.IntegerType()))
-    with pytest.raises(AnalysisException, match="DISTINCT is not supported over a window"):
+    with pytest.raises(AnalysisException, match="DISTINCT aggregates are not supported over a window"):
         builder.window_expression(AggregateFunction("count", (v,), distinct=True))
+
+
+def test_a_ranking_functions_only_frame_is_its_default_so_none_is_kept(left):
+    v = left.output[0]
+    order = (SortOrder(v),)
+    default = builder.window_expression(WindowFunction("rank"), (), order, ("rows", builder.UNBOUNDED_PRECEDING, 0))
+    assert default.frame is None
+    with pytest.raises(AnalysisException, match=r"frame of rank\(\) must be ROWS BETWEEN UNBOUNDED PRECEDING AND "
+                                                "CURRENT ROW, got ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING"):
+        builder.window_expression(WindowFunction("rank"), (), order, ("rows", -1, 1))
+    with pytest.raises(AnalysisException, match=r"frame of cume_dist\(\) must be RANGE BETWEEN"):
+        builder.window_expression(WindowFunction("cume_dist"), (), order, ("rows", builder.UNBOUNDED_PRECEDING, 0))
+    lag = WindowFunction("lag", (v, Literal(1, T.IntegerType()), Literal(None, T.NullType())))
+    with pytest.raises(AnalysisException, match=r"cannot specify a window frame for lag\(\)"):
+        builder.window_expression(lag, (), order, ("rows", -1, 1))
+    nth = WindowFunction("nth_value", (v, Literal(2, T.IntegerType())))
+    assert builder.window_expression(nth, (), order, ("rows", -1, 1)).frame == ("rows", -1, 1)
+
+
+@pytest.mark.parametrize("frame, needle", [
+    (("rows", 1, -1), "lower bound of a window frame must be less than or equal to the upper bound: "
+                      "ROWS BETWEEN 1 FOLLOWING AND 1 PRECEDING"),
+    (("range", builder.UNBOUNDED_FOLLOWING, builder.UNBOUNDED_FOLLOWING), "UNBOUNDED FOLLOWING can only end"),
+    (("rows", 0, builder.UNBOUNDED_PRECEDING), "UNBOUNDED PRECEDING only start"),
+])
+def test_window_frames_must_be_in_order(left, frame, needle):
+    with pytest.raises(AnalysisException, match=needle):
+        builder.window_expression(AggregateFunction("sum", (left.output[0],)), (), (SortOrder(left.output[0]),), frame)

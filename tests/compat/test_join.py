@@ -205,3 +205,51 @@ def test_join_empty_string_key_is_not_null():
         b = spark.createDataFrame([("", 10), (None, 20), ("x", 30)], "k string, b int")
         return a.join(b, "k", "inner")
     assert_same(program)
+
+
+# One join definition for the DataFrame API and SQL (quiver/engine/analysis/builder.py): the cases below
+# are where the two front ends differed before they shared it.
+
+@pytest.mark.parametrize("how", ["LEFT_OUTER", "Full_Outer", "le_ft", "left_semi", "LeftAnti"])
+def test_join_type_ignores_case_and_underscores(how):
+    def program(spark, F, T, Window):
+        return people(spark).join(depts(spark), "dept_id", how)
+    program.__name__ = f"join_type_spelling_{how}"
+    assert_same(program)
+
+
+@pytest.mark.parametrize("how", ["left semi", "left anti"])
+def test_sql_semi_and_anti_using_join_put_the_keys_first(how):
+    def program(spark, F, T, Window):
+        people(spark).createOrReplaceTempView("using_people")
+        depts(spark).createOrReplaceTempView("using_depts")
+        return spark.sql(f"SELECT * FROM using_people {how} JOIN using_depts USING (dept_id)")
+    program.__name__ = f"sql_{how.replace(' ', '_')}_using"
+    assert_same(program)
+
+
+@pytest.mark.parametrize("how", ["inner", "right", "full"])
+def test_using_key_is_named_as_the_side_it_comes_from(how):
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, "a"), (2, "b")], "k int, x string")
+        b = spark.createDataFrame([(2, "B"), (3, "C")], "k bigint, y string")
+        a.createOrReplaceTempView("using_case_a")
+        b.createOrReplaceTempView("using_case_b")
+        sql = spark.sql(f"SELECT * FROM using_case_a {how} JOIN using_case_b USING (K)")
+        return a.join(b, "K", how).union(sql)
+    program.__name__ = f"using_key_case_{how}"
+    assert_same(program)
+
+
+def test_using_join_takes_the_first_column_of_a_repeated_name():
+    def program(spark, F, T, Window):
+        p, d = people(spark), depts(spark)
+        both = p.join(d, p.dept_id == d.dept_id, "left")
+        budgets = spark.createDataFrame([(10, 1000), (20, 2000), (30, 3000)], "dept_id int, budget int")
+        budgets.createOrReplaceTempView("first_budgets")
+        p.createOrReplaceTempView("first_people")
+        d.createOrReplaceTempView("first_depts")
+        sql = spark.sql("SELECT * FROM first_people p LEFT JOIN first_depts d ON p.dept_id = d.dept_id "
+                        "JOIN first_budgets USING (dept_id)")
+        return both.join(budgets, "dept_id").union(sql)
+    assert_same(program)

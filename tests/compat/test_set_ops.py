@@ -134,3 +134,47 @@ def test_sql_intersect_all_and_except_all():
             "(SELECT city FROM setop_people INTERSECT ALL SELECT city FROM setop_people WHERE age > 30) "
             "UNION ALL (SELECT city FROM setop_people EXCEPT ALL SELECT city FROM setop_people WHERE age > 30)")
     assert_same(program)
+
+
+# One definition of set operations for the DataFrame API and SQL (quiver/engine/analysis/builder.py): the
+# cases below are where the two front ends differed before they shared it.
+
+def test_intersect_and_subtract_widen_column_types():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, 1.5), (2, 2.5), (2, 2.5), (None, None)], "k int, x float")
+        b = spark.createDataFrame([(1, 1.5), (3, 0.0), (None, None)], "k bigint, x double")
+        return a.intersect(b).withColumn("op", F.lit("intersect")).union(
+            a.subtract(b).withColumn("op", F.lit("subtract"))).union(
+            b.subtract(a).withColumn("op", F.lit("b subtract a")))
+    assert_same(program)
+
+
+def test_sql_and_dataframe_set_operations_agree_on_types():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, "x"), (2, "y"), (2, "y")], "k int, v string")
+        b = spark.createDataFrame([(2, "y"), (5, "z")], "k bigint, v string")
+        a.createOrReplaceTempView("agree_a")
+        b.createOrReplaceTempView("agree_b")
+        sql = spark.sql(
+            "SELECT *, 'intersect' AS op FROM (SELECT * FROM agree_a INTERSECT SELECT * FROM agree_b) "
+            "UNION ALL SELECT *, 'except all' FROM (SELECT * FROM agree_a EXCEPT ALL SELECT * FROM agree_b)")
+        api = a.intersect(b).withColumn("op", F.lit("intersect")).union(
+            a.exceptAll(b).withColumn("op", F.lit("except all")))
+        return sql.union(api)
+    assert_same(program)
+
+
+def test_union_by_name_matches_names_in_any_case():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, "x")], "id int, label string")
+        b = spark.createDataFrame([("y", 2)], "LABEL string, Id bigint")
+        return a.unionByName(b)
+    assert_same(program)
+
+
+def test_union_by_name_allow_missing_columns_on_both_sides():
+    def program(spark, F, T, Window):
+        a = spark.createDataFrame([(1, "x", 0.5)], "id int, label string, score double")
+        b = spark.createDataFrame([(True, 2, 7)], "flag boolean, ID bigint, n int")
+        return a.unionByName(b, allowMissingColumns=True)
+    assert_same(program)

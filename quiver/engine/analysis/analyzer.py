@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, UnresolvedColumnError, unknown_column
@@ -19,7 +19,7 @@ from quiver.engine.core.expressions import (
     AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
     In, Literal, Negate, Not, Or, PythonUDF, ScalarFunction, SortOrder, UNBOUNDED, UnresolvedColumn, UnresolvedStar,
     WindowExpression, WindowFunction, contains_aggregate, contains_window, new_expr_id, output_name,
-    transform_expr, wider_type, wider_type_of,
+    transform_expr, wider_type,
 )
 from quiver.engine.analysis.generators import (
     check_no_nested_generator, contains_generator, generated_attributes, is_generator, split_generator,
@@ -235,27 +235,54 @@ def fresh_ids(plan: LogicalPlan) -> LogicalPlan:
 
 
 def _resolve_union(node: Union) -> LogicalPlan:
-    first = node.inputs[0].output
-    for i, child in enumerate(node.inputs[1:], start=1):
+    return Union(widen_set_operation("UNION", node.inputs))
+
+
+def widen_set_operation(operation: str, inputs: Sequence[LogicalPlan]) -> tuple[LogicalPlan, ...]:
+    """The inputs of a set operation, matched by position, each column cast to its wider type over all inputs.
+
+    Spark's WidenSetOperationTypes, with its errors: `operation` (UNION, INTERSECT ALL, ...) names the
+    operation when the inputs differ in their number of columns or a column has no common type.
+    """
+    first = inputs[0].output
+    for i, child in enumerate(inputs[1:], start=1):
         if len(child.output) != len(first):
             raise AnalysisException(
-                f"Union can only be performed on inputs with the same number of columns, but the first "
-                f"input has {len(first)} columns ({', '.join(a.name for a in first)}) and input {i + 1} has "
-                f"{len(child.output)} ({', '.join(a.name for a in child.output)})"
+                f"{operation} can only be performed on inputs with the same number of columns, but the first "
+                f"input has {len(first)} columns ({_names(first)}) and the {_ordinal(i)} input has "
+                f"{len(child.output)} columns ({_names(child.output)})"
             )
-    widened = []
-    for i, a in enumerate(first):
-        widened.append(wider_type_of([c.output[i].dtype for c in node.inputs], f"column '{a.name}' of a union"))
-    inputs = []
-    for child in node.inputs:
-        if all(a.dtype == t for a, t in zip(child.output, widened)):
-            inputs.append(child)
-        else:
-            inputs.append(Project(child, tuple(
-                a if a.dtype == t else Alias(Cast(a, t), a.name) for a, t in zip(child.output, widened)
-            )))
-    out = Union(tuple(inputs))
-    return out
+    types = []
+    for c, column in enumerate(first):
+        widened = column.dtype
+        for i, child in enumerate(inputs[1:], start=1):
+            other = child.output[c].dtype
+            try:
+                widened = wider_type(widened, other)
+            except AnalysisException as exc:
+                raise AnalysisException(
+                    f"{operation} can only be performed on tables with compatible column types. The "
+                    f"{_ordinal(c)} column ('{column.name}') of the {_ordinal(i)} table is {other.simpleString()} "
+                    f"type which is not compatible with {column.dtype.simpleString()} at the same column of the "
+                    "first table; cast one of them first"
+                ) from exc
+        types.append(widened)
+    return tuple(_cast_columns(child, types) for child in inputs)
+
+
+def _cast_columns(plan: LogicalPlan, types: list[T.DataType]) -> LogicalPlan:
+    if all(a.dtype == t for a, t in zip(plan.output, types)):
+        return plan
+    return Project(plan, tuple(a if a.dtype == t else Alias(Cast(a, t), a.name) for a, t in zip(plan.output, types)))
+
+
+def _names(columns: Sequence[AttributeRef]) -> str:
+    return ", ".join(a.name for a in columns)
+
+
+def _ordinal(i: int) -> str:
+    """0 -> "first", as Spark's error messages count columns and inputs."""
+    return ("first", "second", "third")[i] if i < 3 else f"{i + 1}th"
 
 
 # ---------------------------------------------------------------- expressions
@@ -542,7 +569,8 @@ def _coerce_function(e: ScalarFunction) -> Expr:
     return ScalarFunction(e.name, args)
 
 
-__all__ = ["analyze", "resolve_expression", "resolve_name", "coerce"]
+__all__ = ["analyze", "resolve_expression", "resolve_name", "coerce", "fresh_ids", "widen_set_operation",
+           "check_udf_call", "lift_generator", "lateral_view"]
 
 
 def check_udf_call(e: PythonUDF) -> PythonUDF:

@@ -5,10 +5,11 @@ column name fails on the line that names it, as in PySpark; actions plan and run
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pyarrow as pa
 
+from quiver.engine.analysis import builder
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.api.column import Column, to_expr
@@ -16,7 +17,7 @@ from quiver.engine.core.errors import AnalysisException, ConfigurationError
 from quiver.engine.execution.query_execution import QueryExecution, explain_mode
 from quiver.engine.core.expressions import (
     AggregateFunction, Alias, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
-    IsNull, Literal, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar, conjoin,
+    IsNull, Literal, Not, Or, SortOrder, UnresolvedColumn, UnresolvedStar, conjoin,
 )
 from quiver.engine.core.row import Row
 from quiver.engine.ui.display import format_value
@@ -24,7 +25,6 @@ from quiver.engine.ui.display import show_string
 from quiver.engine.ui.display import html_table
 from quiver.engine.analysis.analyzer import resolve_name
 from quiver.engine.analysis.analyzer import resolve_expression
-from quiver.engine.analysis.analyzer import fresh_ids
 from quiver.engine.analysis.grouping_sets import rollup_sets
 from quiver.engine.analysis.grouping_sets import cube_sets
 
@@ -76,6 +76,12 @@ class DataFrame:
 
     def _with(self, plan: L.LogicalPlan) -> "DataFrame":
         return self._session._df(plan)
+
+    def _built(self, build: Callable[..., L.LogicalPlan], *args: Any) -> "DataFrame":
+        """The DataFrame of the plan `build(*args)` makes: a function of the plan builder, which analyzes as it
+        builds, so it runs under this session's type coercion rules."""
+        with self._session._type_coercion():
+            return self._with(build(*args))
 
     def _execution(self) -> QueryExecution:
         return QueryExecution(self._session, self._plan)
@@ -207,15 +213,11 @@ class DataFrame:
     where = filter
 
     def limit(self, num: int) -> "DataFrame":
-        if num < 0:
-            raise ConfigurationError(f"limit() needs a non-negative number of rows, got {num}")
-        return self._with(L.Limit(self._plan, int(num)))
+        return self._built(builder.limit, self._plan, num)
 
     def offset(self, num: int) -> "DataFrame":
         """Every row but the first `num`, in this DataFrame's order (PySpark 3.4's df.offset)."""
-        if num < 0:
-            raise ConfigurationError(f"offset() needs a non-negative number of rows, got {num}")
-        return self._with(L.Offset(self._plan, int(num)))
+        return self._built(builder.offset, self._plan, num)
 
     def orderBy(self, *cols: Any, ascending: bool | list[bool] | None = None) -> "DataFrame":
         items = _flatten(cols)
@@ -238,14 +240,14 @@ class DataFrame:
                 orders.append(e)
             else:
                 orders.append(SortOrder(e, asc, None))
-        return self._with(L.Sort(self._plan, tuple(orders), True))
+        return self._built(builder.sort, self._plan, orders)
 
     sort = orderBy
 
     def sortWithinPartitions(self, *cols: Any, ascending: Any = None) -> "DataFrame":
         ordered = self.orderBy(*cols, ascending=ascending)._plan
         assert isinstance(ordered, L.Sort)
-        return self._with(L.Sort(self._plan, ordered.orders, False))
+        return self._built(builder.sort, self._plan, ordered.orders, False)
 
     def repartition(self, numPartitions: Any = None, *cols: Any) -> "DataFrame":
         """Shuffle into `numPartitions` partitions, by the hash of `cols` or round robin."""
@@ -272,8 +274,7 @@ class DataFrame:
         return self._with(L.Repartition(self._plan, _partition_count(numPartitions), (), "coalesce"))
 
     def distinct(self) -> "DataFrame":
-        out = self._plan.output
-        return self._with(L.Aggregate(self._plan, tuple(out), tuple(out)))
+        return self._built(builder.distinct, self._plan)
 
     def dropDuplicates(self, subset: list[str] | None = None) -> "DataFrame":
         if subset is None:
@@ -288,74 +289,35 @@ class DataFrame:
                 aggs.append(a)
             else:
                 aggs.append(Alias(AggregateFunction("first", (a,)), a.name))
-        return self._with(L.Aggregate(self._plan, tuple(keys), tuple(aggs)))
+        return self._built(builder.aggregate, self._plan, keys, aggs)
 
     drop_duplicates = dropDuplicates
 
     def union(self, other: "DataFrame") -> "DataFrame":
-        return self._with(L.Union((self._plan, other._plan)))
+        """Every row of both, matched by position (UNION ALL); this DataFrame names the columns."""
+        return self._built(builder.union, self._plan, other._plan)
 
     unionAll = union
 
     def unionByName(self, other: "DataFrame", allowMissingColumns: bool = False) -> "DataFrame":
-        mine = {a.name.lower(): a for a in self._plan.output}
-        theirs = {a.name.lower(): a for a in other._plan.output}
-        missing_here = [a for k, a in theirs.items() if k not in mine]
-        missing_there = [a for k, a in mine.items() if k not in theirs]
-        if (missing_here or missing_there) and not allowMissingColumns:
-            name = (missing_there or missing_here)[0].name
-            raise AnalysisException(
-                f"unionByName: column '{name}' is not in both inputs ({', '.join(self.columns)} vs "
-                f"{', '.join(other.columns)}); pass allowMissingColumns=True to fill it with nulls"
-            )
-        left = L.Project(self._plan, tuple(self._plan.output) + tuple(
-            Alias(Literal(None, a.dtype), a.name) for a in missing_here))
-        right_exprs: list[Expr] = []
-        for a in list(self._plan.output) + missing_here:
-            src = theirs.get(a.name.lower())
-            right_exprs.append(src if src is not None and src.name == a.name else
-                               Alias(src, a.name) if src is not None else Alias(Literal(None, a.dtype), a.name))
-        right = L.Project(other._plan, tuple(right_exprs))
-        return self._with(L.Union((left, right)))
+        """Every row of both, matched by column name; with allowMissingColumns, a column one side lacks is null."""
+        return self._built(builder.union_by_name, self._plan, other._plan, allowMissingColumns)
 
     def intersect(self, other: "DataFrame") -> "DataFrame":
         """Distinct rows present in both (INTERSECT); nulls compare equal, as in set operations."""
-        return self._set_join(other, "left_semi")
+        return self._built(builder.intersect, self._plan, other._plan)
 
     def subtract(self, other: "DataFrame") -> "DataFrame":
         """Distinct rows of this DataFrame not present in `other` (EXCEPT DISTINCT)."""
-        return self._set_join(other, "left_anti")
+        return self._built(builder.except_, self._plan, other._plan)
 
     def intersectAll(self, other: "DataFrame") -> "DataFrame":
         """Rows present in both, duplicates kept: a row found m and n times appears min(m, n) times."""
-        return self._set_join_all(other, "left_semi", "intersectAll")
+        return self._built(builder.intersect, self._plan, other._plan, True)
 
     def exceptAll(self, other: "DataFrame") -> "DataFrame":
         """Rows of this DataFrame not matched in `other`, duplicates kept: m and n copies leave max(m - n, 0)."""
-        return self._set_join_all(other, "left_anti", "exceptAll")
-
-    def _set_join_all(self, other: "DataFrame", how: str, name: str) -> "DataFrame":
-        from quiver.engine.sql.statements import semi_join_set_operation
-
-        if len(self.columns) != len(other.columns):
-            raise AnalysisException(
-                f"{name} needs inputs with the same number of columns: {len(self.columns)} "
-                f"({', '.join(self.columns)}) vs {len(other.columns)} ({', '.join(other.columns)})"
-            )
-        return self._with(semi_join_set_operation(self._plan, other._plan, how, keep_duplicates=True))
-
-    def _set_join(self, other: "DataFrame", how: str) -> "DataFrame":
-        mine, theirs = self._plan.output, other._plan.output
-        if len(mine) != len(theirs):
-            raise AnalysisException(
-                f"{'INTERSECT' if how == 'left_semi' else 'EXCEPT'} needs inputs with the same number of columns: "
-                f"{len(mine)} ({', '.join(self.columns)}) vs {len(theirs)} ({', '.join(other.columns)})"
-            )
-        right = other._plan
-        if {a.expr_id for a in theirs} & {a.expr_id for a in mine}:
-            right = fresh_ids(right)
-        cond = conjoin([Comparison("<=>", a, b) for a, b in zip(mine, right.output)])
-        return self._with(L.Join(self._plan, right, how, cond)).distinct()
+        return self._built(builder.except_, self._plan, other._plan, True)
 
     # ---------------------------------------------------------- grouping and joins
 
@@ -443,60 +405,20 @@ class DataFrame:
         return self.groupBy().agg(*exprs)
 
     def join(self, other: "DataFrame", on: Any = None, how: str | None = None) -> "DataFrame":
-        how_key = (how or "inner").lower().replace(" ", "")
-        if how_key not in L.JOIN_TYPE_ALIASES:
-            raise ConfigurationError(
-                f"unsupported join type '{how}'; valid types are: inner, cross, outer, full, fullouter, full_outer, "
-                "left, leftouter, left_outer, right, rightouter, right_outer, semi, leftsemi, left_semi, anti, "
-                "leftanti, left_anti"
-            )
-        kind = L.JOIN_TYPE_ALIASES[how_key]
+        """Join with `other` on a column name or a list of them (USING: each key once), or on a Column condition
+        or a list of them (ANDed); `how` is one of Spark's join types (inner, left_outer, full, left_semi, ...)."""
+        how = how or "inner"
         if on is None:
-            return self._with(L.Join(self._plan, other._plan, "cross" if kind == "inner" else kind, None))
-        names = [on] if isinstance(on, str) else on if isinstance(on, (list, tuple)) and on and all(isinstance(x, str) for x in on) else None
-        if names is not None:
-            return self._using_join(other, list(names), kind)
-        conds = [on] if isinstance(on, Column) else list(on)
-        cond = conjoin([c.expr for c in conds])
-        return self._with(L.Join(self._plan, other._plan, "inner" if kind == "cross" else kind, cond))
-
-    def _using_join(self, other: "DataFrame", names: list[str], kind: str) -> "DataFrame":
-        right_plan = other._plan
-        left_ids = {a.expr_id for a in self._plan.output}
-        if any(a.expr_id in left_ids for a in right_plan.output):
-            right_plan = fresh_ids(right_plan)
-        lkeys, rkeys = [], []
-        for n in names:
-            try:
-                lkeys.append(resolve_name((n,), self._plan.output))
-                rkeys.append(resolve_name((n,), right_plan.output))
-            except AnalysisException as exc:
-                raise AnalysisException(f"join column '{n}' must exist on both sides: {exc}") from None
-        cond = conjoin([Comparison("=", l, r) for l, r in zip(lkeys, rkeys)])
-        joined = L.Join(self._plan, right_plan, kind, cond)
-        if kind in ("left_semi", "left_anti"):
-            left_keys = {k.expr_id for k in lkeys}
-            ordered = tuple(lkeys) + tuple(a for a in self._plan.output if a.expr_id not in left_keys)
-            return self._with(L.Project(joined, ordered))
-        key_ids = {k.expr_id for k in lkeys} | {k.expr_id for k in rkeys}
-        keys: list[Expr] = []
-        for n, l, r in zip(names, lkeys, rkeys):
-            if kind == "right":
-                keys.append(r)
-            elif kind == "full":
-                keys.append(Alias(ScalarFunction("coalesce", (l, r)), l.name))
-            else:
-                keys.append(l)
-        rest = [a for a in self._plan.output if a.expr_id not in key_ids] + \
-               [a for a in right_plan.output if a.expr_id not in key_ids]
-        analyzed = self._session._df(joined)._plan
-        nullable = {a.expr_id: a for a in analyzed.output}
-        rest = [nullable.get(a.expr_id, a) for a in rest]
-        keys = [nullable.get(k.expr_id, k) if isinstance(k, AttributeRef) else k for k in keys]
-        return self._with(L.Project(analyzed, tuple(keys + rest)))
+            return self._built(builder.join, self._plan, other._plan, how)
+        if isinstance(on, str):
+            on = [on]
+        if isinstance(on, (list, tuple)) and on and all(isinstance(x, str) for x in on):
+            return self._built(builder.using_join, self._plan, other._plan, list(on), how)
+        conditions = [on] if isinstance(on, Column) else list(on)
+        return self._built(builder.join, self._plan, other._plan, how, conjoin([c.expr for c in conditions]))
 
     def crossJoin(self, other: "DataFrame") -> "DataFrame":
-        return self._with(L.Join(self._plan, other._plan, "cross", None))
+        return self._built(builder.join, self._plan, other._plan, "cross")
 
     # ---------------------------------------------------------- missing values
 

@@ -3,17 +3,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from quiver.engine.core import plan as L
+from quiver.engine.analysis import builder
 from quiver.engine.api.column import Column
 from quiver.engine.core.errors import AnalysisException
-from dataclasses import replace
 
 from quiver.engine.core import types as T
-from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, CaseWhen, Comparison, Expr, Literal, UnresolvedColumn, transform_expr,
-)
+from quiver.engine.core.expressions import AggregateFunction, Alias, Expr, UnresolvedColumn
 from quiver.engine.api.column import to_expr
-from quiver.engine.analysis.grouping_sets import grouping_sets_aggregate
 
 if TYPE_CHECKING:
     from quiver.engine.api.dataframe import DataFrame
@@ -67,11 +63,10 @@ class GroupedData:
     def _aggregate(self, aggs: list[Expr]) -> "DataFrame":
         keys = tuple(self._keys)
         if self._pivot is not None:
-            aggs = pivoted_aggregates(aggs, *self._pivot)
+            aggs = builder.pivoted_aggregates(aggs, *self._pivot)
+        # rollup, cube and groupingSets set the grouping sets
         sets = getattr(self, "_grouping_sets", None)
-        if sets is not None:  # rollup, cube, groupingSets
-            return self._df._with(grouping_sets_aggregate(self._df._plan, keys, sets, keys + tuple(aggs)))
-        return self._df._with(L.Aggregate(self._df._plan, keys, keys + tuple(aggs)))
+        return self._df._built(builder.aggregate, self._df._plan, keys, keys + tuple(aggs), sets)
 
     def count(self) -> "DataFrame":
         return self._aggregate([Alias(AggregateFunction("count", ()), "count")])
@@ -96,46 +91,3 @@ class GroupedData:
 
     def max(self, *cols: str) -> "DataFrame":
         return self._numeric("max", cols)
-
-
-def pivoted_aggregates(aggs: list[Expr], column: Expr, values: list) -> list[Expr]:
-    """Each aggregate once per pivot value, over the rows holding that value; named as Spark names them."""
-    out: list[Expr] = []
-    for v in values:
-        cond = Comparison("<=>", column, Literal.of(v))
-        for agg in aggs:
-            inner = agg.child if isinstance(agg, Alias) else agg
-            label = agg.name if isinstance(agg, Alias) else inner.sql()
-
-            def only_matching(e: Expr) -> Expr:
-                if not isinstance(e, AggregateFunction):
-                    return e
-                args = e.args or (Literal(1, T.IntegerType()),)
-                return replace(e, args=tuple(CaseWhen((cond,), (a,), None) for a in args))
-
-            rewritten = transform_expr(inner, only_matching)
-            if _counts(inner):
-                # Spark aggregates per (group, value) and then pivots: a value with no rows in a group is null,
-                # also for count, which would otherwise say 0
-                matched = AggregateFunction("count", (CaseWhen((cond,), (Literal(1, T.IntegerType()),), None),))
-                rewritten = CaseWhen((Comparison(">", matched, Literal(0, T.LongType())),), (rewritten,), None)
-            prefix = "null" if v is None else str(v)
-            out.append(Alias(rewritten, prefix if len(aggs) == 1 else f"{prefix}_{label}"))
-    return out
-
-
-# Aggregates that give a value, not null, over no rows.
-_NON_NULL_ON_EMPTY = {"count", "count_distinct", "approx_count_distinct", "count_if", "collect_list", "collect_set"}
-
-
-def _counts(e: Expr) -> bool:
-    """Whether `e` holds an aggregate that is not null over no rows."""
-    found: list[bool] = []
-
-    def look(node: Expr) -> Expr:
-        if isinstance(node, AggregateFunction) and node.name in _NON_NULL_ON_EMPTY:
-            found.append(True)
-        return node
-
-    transform_expr(e, look)
-    return bool(found)

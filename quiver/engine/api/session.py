@@ -10,7 +10,8 @@ import dataclasses
 import logging
 import os
 import threading
-from typing import Any, Iterable
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
 
@@ -308,11 +309,8 @@ class Session:
     def sql(self, query: str, args: dict | None = None, **kwargs: Any) -> "DataFrame":
         from quiver.engine.sql.statements import sql_to_plan
 
-        token = T.ANSI_TYPE_COERCION.set(self.conf.ansi_enabled())
-        try:
+        with self._type_coercion():
             plan = sql_to_plan(self, query)
-        finally:
-            T.ANSI_TYPE_COERCION.reset(token)
         return self._df(plan)
 
     @property
@@ -328,9 +326,15 @@ class Session:
     def _df(self, plan: L.LogicalPlan) -> "DataFrame":
         from quiver.engine.api.dataframe import DataFrame
 
+        with self._type_coercion():
+            return DataFrame(self, analyze(plan))
+
+    @contextmanager
+    def _type_coercion(self) -> Iterator[None]:
+        """Analyze inside this block with the session's type coercion rules (ANSI or not, `spark.sql.ansi.enabled`)."""
         token = T.ANSI_TYPE_COERCION.set(self.conf.ansi_enabled())
         try:
-            return DataFrame(self, analyze(plan))
+            yield
         finally:
             T.ANSI_TYPE_COERCION.reset(token)
 

@@ -4,16 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from quiver.engine.analysis import builder
+from quiver.engine.analysis.builder import CURRENT_ROW, UNBOUNDED_FOLLOWING, UNBOUNDED_PRECEDING
 from quiver.engine.api.column import to_expr
 from quiver.engine.core.errors import AnalysisException
-from quiver.engine.core.expressions import UNBOUNDED
-from quiver.engine.core.expressions import (
-    RANKING_FUNCTIONS, AggregateFunction, Expr, SortOrder, WindowExpression, WindowFunction,
-)
-
-UNBOUNDED_PRECEDING = UNBOUNDED
-UNBOUNDED_FOLLOWING = -UNBOUNDED - 1
-CURRENT_ROW = 0
+from quiver.engine.core.expressions import Expr, SortOrder
 
 
 def _flatten(cols: tuple) -> list:
@@ -83,13 +78,4 @@ def window_expression(expr: Expr, spec: WindowSpec) -> Expr:
     """`fn.over(spec)`: an aggregate or a window function evaluated per row over its window."""
     if not isinstance(spec, WindowSpec):
         raise AnalysisException(f"over() takes a WindowSpec such as Window.partitionBy('k'), got {type(spec).__name__}")
-    if not isinstance(expr, (AggregateFunction, WindowFunction)):
-        raise AnalysisException(
-            f"{expr.sql()} is not a window or aggregate function; only functions such as row_number(), rank(), "
-            "lag(), sum() or avg() can be used with over()"
-        )
-    if isinstance(expr, WindowFunction) and expr.name in RANKING_FUNCTIONS + ("lag", "lead") and not spec.order_by:
-        raise AnalysisException(f"window function {expr.sql()} requires the window to be ordered: add .orderBy(...)")
-    if expr.__class__ is AggregateFunction and expr.distinct:
-        raise AnalysisException(f"{expr.sql()} with DISTINCT is not supported over a window")
-    return WindowExpression(expr, spec.partition_by, spec.order_by, spec.frame)
+    return builder.window_expression(expr, spec.partition_by, spec.order_by, spec.frame)

@@ -12,11 +12,10 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from quiver.engine.analysis.analyzer import analyze
+from quiver.engine.analysis import builder
 from quiver.engine.core.errors import ParseException
 from quiver.engine.core.expressions import Alias, Expr, Literal
-from quiver.engine.api.grouped import pivoted_aggregates
-from quiver.engine.core.plan import Aggregate, LogicalPlan
+from quiver.engine.core.plan import LogicalPlan
 
 
 def pivot_relation(plan: LogicalPlan, pivot: exp.Pivot, translate: Callable[[exp.Expression], Expr],
@@ -35,11 +34,11 @@ def pivot_relation(plan: LogicalPlan, pivot: exp.Pivot, translate: Callable[[exp
     read = {c.name.lower() for e in [*pivot.expressions, field.this] for c in e.find_all(exp.Column)}
     keys = tuple(a for a in plan.output if a.name.lower() not in read)
     pivot_column = translate(field.this)
-    columns = pivoted_aggregates(aggregates, pivot_column, values)
+    columns = builder.pivoted_aggregates(aggregates, pivot_column, values)
     names = [c.name for c in pivot.args.get("columns") or []]
     if len(names) == len(columns):
         columns = [Alias(c.child, name) for c, name in zip(columns, names)]
-    return analyze(Aggregate(plan, keys, keys + tuple(columns)))
+    return builder.aggregate(plan, keys, keys + tuple(columns))
 
 
 def _value(node: exp.Expression, translate: Callable[[exp.Expression], Expr],

@@ -3,7 +3,8 @@
 sqlglot parses the text (the dialect and the expression half live in `sql_expressions`);
 this module turns the query tree into plan nodes: FROM with joins, WHERE, GROUP BY and
 HAVING, the select list with its windows (`sql_windows`), QUALIFY, DISTINCT, ORDER BY, LIMIT,
-set operations and WITH. Temp-view statements are run by `sql_views`.
+set operations and WITH. Temp-view statements are run by `sql_views`. Joins, set operations,
+aggregates, sorts and limits are built by `analysis.builder`, as the DataFrame API builds them.
 
 Each clause's plan is analyzed as soon as it is built, so the clause above it sees real
 columns: USING joins need both sides' keys, ordinals and select-list aliases need the select
@@ -18,28 +19,24 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from sqlglot import exp
 
-from quiver.engine.core import types as T
+from quiver.engine.analysis import builder
 from quiver.engine.analysis.analyzer import (
-    analyze, coerce, outer_scope, resolve_expression, resolve_name, without_outer_scope,
+    analyze, outer_scope, resolve_expression, resolve_name, without_outer_scope,
 )
 from quiver.engine.core.errors import AnalysisException, ParseException
 from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, AttributeRef, Cast, Comparison, Expr, ScalarFunction, SortOrder, UnresolvedColumn,
-    UnresolvedStar, WindowExpression, WindowFunction, conjoin, contains_aggregate, contains_window, strip_alias,
-    substitute_attributes, wider_type,
+    AggregateFunction, Alias, AttributeRef, Expr, SortOrder, UnresolvedColumn, UnresolvedStar, WindowExpression,
+    contains_aggregate, contains_window, strip_alias, substitute_attributes,
 )
 from quiver.engine.analysis.analyzer import lateral_view
 from quiver.engine.analysis.generators import MultiAlias, is_generator
-from quiver.engine.core.plan import (
-    Aggregate, Filter, Join, Limit, LogicalPlan, Offset, Project, Sort, SubqueryAlias, Union, Window,
-)
+from quiver.engine.core.plan import Filter, LogicalPlan, Project, SubqueryAlias, Union
 from quiver.engine.sql.expressions import (
     ExpressionTranslator, display_name, name_select_item, parse_expression, parse_sql, sort_order,
 )
 from quiver.engine.sql.pivot import pivot_relation
 from quiver.engine.sql.views import STATEMENTS, run_statement
 from quiver.engine.sql.windows import WindowInputs, aggregates_rows
-from quiver.engine.analysis.grouping_sets import grouping_sets_aggregate
 from quiver.engine.analysis.grouping_sets import grouping_sets_sql
 
 if TYPE_CHECKING:
@@ -203,9 +200,9 @@ class QueryTranslator:
         """LIMIT n and OFFSET m, the offset first: LIMIT 10 OFFSET 5 returns rows 6 to 15."""
         offset, limit = node.args.get("offset"), node.args.get("limit")
         if offset is not None:
-            plan = analyze(Offset(plan, _row_count(offset.expression, "OFFSET")))
+            plan = builder.offset(plan, _row_count(offset.expression, "OFFSET"))
         if limit is not None:
-            plan = analyze(Limit(plan, _row_count(limit.expression, "LIMIT")))
+            plan = builder.limit(plan, _row_count(limit.expression, "LIMIT"))
         return plan
 
     def _order_output(self, plan: LogicalPlan, node: exp.Expression) -> LogicalPlan:
@@ -220,7 +217,7 @@ class QueryTranslator:
                 f"ORDER BY {bad.sql(dialect='spark')} must name a column of the query's output: "
                 f"{', '.join(a.name for a in plan.output)}"
             )
-        return analyze(Sort(plan, tuple(orders)))
+        return builder.sort(plan, orders)
 
     def order_key(self, node: exp.Ordered, output: tuple[AttributeRef, ...], where: str) -> SortOrder | None:
         """An ORDER BY item (a position, a name or an expression) over `output`; None where it needs other columns."""
@@ -363,63 +360,22 @@ class QueryTranslator:
             right_names = {a.name.lower() for a in right.output}
             using = [a.name for a in left.output if a.name.lower() in right_names]
         if using:
-            return self._using_join(left, right, using, "inner" if how == "cross" else how)
+            return builder.using_join(left, right, using, how)
         on = join.args.get("on")
-        condition = self.exprs.clean(on) if on is not None else None
-        if condition is None and how == "inner":
-            how = "cross"
-        elif condition is not None and how == "cross":
-            how = "inner"
-        return analyze(Join(left, right, how, condition))
-
-    def _using_join(self, left: LogicalPlan, right: LogicalPlan, names: list[str], how: str) -> LogicalPlan:
-        """`JOIN ... USING (k)`: equality on each key; the output has each key once, then the other columns."""
-        right = _with_fresh_ids(left, right)
-        left_keys, right_keys = [], []
-        for n in names:
-            try:
-                left_keys.append(resolve_name((n,), left.output))
-                right_keys.append(resolve_name((n,), right.output))
-            except AnalysisException as exc:
-                raise AnalysisException(
-                    f"USING column '{n}' must exist on both sides of the join: left has "
-                    f"{', '.join(a.name for a in left.output)}; right has {', '.join(a.name for a in right.output)}"
-                ) from exc
-        condition = coerce(conjoin([Comparison("=", l, r) for l, r in zip(left_keys, right_keys)]))
-        joined = analyze(Join(left, right, how, condition))
-        if how in ("left_semi", "left_anti"):
-            return joined
-        after = {a.expr_id: a for a in joined.output}
-        keys: list[Expr] = []
-        for l, r in zip(left_keys, right_keys):
-            if how == "right":
-                keys.append(after[r.expr_id])
-            elif how == "full":
-                keys.append(Alias(ScalarFunction("coalesce", (after[l.expr_id], after[r.expr_id])), l.name))
-            else:
-                keys.append(after[l.expr_id])
-        key_ids = {k.expr_id for k in left_keys + right_keys}
-        rest = [a for a in joined.output if a.expr_id not in key_ids]
-        return analyze(Project(joined, tuple(keys + rest)))
+        return builder.join(left, right, how, self.exprs.clean(on) if on is not None else None)
 
     # ---------------------------------------------------------- set operations
 
     def _set_operation(self, node: exp.SetOperation, scopes: Scopes) -> LogicalPlan:
         left, right = self.query(node.this, scopes), self.query(node.expression, scopes)
-        word = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}[type(node)]
-        if len(left.output) != len(right.output):
-            raise AnalysisException(
-                f"{word} needs the same number of columns on both sides, but the left has {len(left.output)} "
-                f"({', '.join(a.name for a in left.output)}) and the right has {len(right.output)} "
-                f"({', '.join(a.name for a in right.output)})"
-            )
         distinct = node.args.get("distinct") is not False
         if isinstance(node, exp.Union):
-            plan = analyze(Union((left, right)))
-            plan = _distinct(plan) if distinct else plan
+            plan = builder.union(left, right)
+            plan = builder.distinct(plan) if distinct else plan
+        elif isinstance(node, exp.Intersect):
+            plan = builder.intersect(left, right, is_all=not distinct)
         else:
-            plan = semi_join_set_operation(left, right, "left_semi" if word == "INTERSECT" else "left_anti",
-                                           keep_duplicates=not distinct)
+            plan = builder.except_(left, right, is_all=not distinct)
         return self._limit(self._order_output(plan, node), node)
 
 
@@ -455,8 +411,9 @@ class _SelectBuilder:
             if windowed:
                 raise AnalysisException("window functions over GROUP BY ROLLUP, CUBE or GROUPING SETS are not "
                                         "supported; compute the grouping sets in a subquery first")
+
             def build_sets(extra: tuple[Expr, ...]) -> LogicalPlan:
-                return grouping_sets_aggregate(self.child, grouping, grouping_sets[1], self.items + extra)
+                return builder.aggregate(self.child, grouping, self.items + extra, grouping_sets[1])
             return self._finish(build_sets, build_sets(()), condition, None, orders)
         if windowed:
             def build_windowed(extra: tuple[Expr, ...]) -> LogicalPlan:
@@ -464,7 +421,7 @@ class _SelectBuilder:
             return self._finish(build_windowed, build_windowed(()), None, qualify, orders)
 
         def build(extra: tuple[Expr, ...]) -> LogicalPlan:
-            return analyze(Aggregate(self.child, grouping, self.items + extra))
+            return builder.aggregate(self.child, grouping, self.items + extra)
         return self._finish(build, build(()), condition, None, orders)
 
     def qualify(self, node: exp.Qualify, is_aggregate: bool) -> Alias:
@@ -498,7 +455,7 @@ class _SelectBuilder:
                 slots.append(len(plain))
                 plain.append(item)
         aggregates = tuple(plain) + tuple(inputs.columns) + ((having,) if having is not None else ())
-        plan = analyze(Aggregate(self.child, grouping, aggregates))
+        plan = builder.aggregate(self.child, grouping, aggregates)
         if having is not None:
             plan = analyze(Filter(plan, plan.output[-1]))
         return analyze(Project(plan, tuple(plan.output[s] if isinstance(s, int) else s for s in slots)))
@@ -545,9 +502,9 @@ class _SelectBuilder:
             for condition in extra[:len(conditions)]:
                 plan = analyze(Filter(plan, condition))
         if self.distinct:
-            plan = _distinct(analyze(Project(plan, visible)) if len(plan.output) > len(visible) else plan)
+            plan = builder.distinct(analyze(Project(plan, visible)) if len(plan.output) > len(visible) else plan)
         if keys:
-            plan = analyze(Sort(plan, tuple(keys), self.is_global))
+            plan = builder.sort(plan, keys, self.is_global)
         if len(plan.output) > len(visible):
             plan = analyze(Project(plan, visible))
         return plan
@@ -642,61 +599,12 @@ def _join_type(join: exp.Join, exprs: ExpressionTranslator) -> str:
     return "cross" if kind == "CROSS" else "inner"
 
 
-def _with_fresh_ids(left: LogicalPlan, right: LogicalPlan) -> LogicalPlan:
-    """`right` with new attribute ids where it shares ids with `left` (a self-join), keeping its alias."""
-    left_ids = {a.expr_id for a in left.output}
-    if not any(a.expr_id in left_ids for a in right.output):
-        return right
-    alias = right.alias if isinstance(right, SubqueryAlias) else None
-    inner = right.child if alias else right
-    renamed = Project(inner, tuple(Alias(a.with_qualifier(()), a.name) for a in inner.output))
-    return analyze(SubqueryAlias(renamed, alias) if alias else renamed)
-
-
-def _distinct(plan: LogicalPlan) -> LogicalPlan:
-    """Distinct rows of `plan`: an aggregate grouped by every column, like df.distinct()."""
-    out = plan.output
-    return analyze(Aggregate(plan, tuple(out), tuple(out)))
-
-
-def semi_join_set_operation(left: LogicalPlan, right: LogicalPlan, how: str, keep_duplicates: bool = False
-                            ) -> LogicalPlan:
-    """INTERSECT / EXCEPT as a left semi / anti join on null-safe equality of every column.
-
-    The distinct forms then drop duplicates, as Spark plans them. The ALL forms keep multisets:
-    each side numbers the copies of a row (1, 2, ...), and the join also matches that number, so
-    INTERSECT ALL keeps min(m, n) copies of a row found m and n times, EXCEPT ALL max(m - n, 0).
-    """
-    types = [wider_type(l.dtype, r.dtype, f"column '{l.name}' of a set operation")
-             for l, r in zip(left.output, right.output)]
-    left, right = _cast_columns(left, types), _with_fresh_ids(left, _cast_columns(right, types))
-    pairs = [Comparison("<=>", l, r) for l, r in zip(left.output, right.output)]
-    if not keep_duplicates:
-        return _distinct(analyze(Join(left, right, how, coerce(conjoin(pairs)))))
-    columns = left.output
-    left, right = _numbered_copies(left), _numbered_copies(right)
-    pairs.append(Comparison("=", left.output[-1], right.output[-1]))
-    return analyze(Project(analyze(Join(left, right, how, coerce(conjoin(pairs)))), columns))
-
-
-def _numbered_copies(plan: LogicalPlan) -> LogicalPlan:
-    """`plan` and a last column numbering the copies of each distinct row, from 1."""
-    orders = tuple(SortOrder(a) for a in plan.output)
-    number = Alias(WindowExpression(WindowFunction("row_number"), plan.output, orders), "__quiver_copy")
-    return analyze(Window(plan, (number,), plan.output, orders))
-
-
-def _cast_columns(plan: LogicalPlan, types: list[T.DataType]) -> LogicalPlan:
-    if all(a.dtype == t for a, t in zip(plan.output, types)):
-        return plan
-    return analyze(Project(plan, tuple(a if a.dtype == t else Alias(Cast(a, t), a.name)
-                                       for a, t in zip(plan.output, types))))
-
-
 def _row_count(value: exp.Expression, clause: str) -> int:
-    if not (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()):
-        raise ParseException(f"{clause} takes a non-negative integer literal, got {value.sql(dialect='spark')!r}")
-    return int(value.this)
+    """The integer literal of LIMIT n / OFFSET n; the builder says that a negative one is invalid, as Spark does."""
+    literal = value.this if isinstance(value, exp.Neg) else value
+    if not (isinstance(literal, exp.Literal) and not literal.is_string and literal.this.isdigit()):
+        raise ParseException(f"{clause} takes an integer literal, got {value.sql(dialect='spark')!r}")
+    return -int(literal.this) if isinstance(value, exp.Neg) else int(literal.this)
 
 
 def _ordinal(node: exp.Expression) -> int | None:

@@ -1,10 +1,11 @@
 """Window functions in Spark SQL: `f(...) OVER (PARTITION BY .. ORDER BY .. frame)` and `WINDOW w AS (...)`.
 
-The SQL text is turned into the same `WindowSpec` and `WindowExpression` the DataFrame API
-builds with `F.rank().over(Window.partitionBy(..).orderBy(..))`, so the analyzer, planner and
-window executor see one shape whichever front end wrote the query. This module adds only
-what SQL has on top: named windows, frames written as `n PRECEDING`, Spark's SQL checks and
-error texts, and the split of a GROUP BY query whose windows read aggregates.
+The SQL text is turned into the `WindowExpression` the DataFrame API builds with
+`F.rank().over(Window.partitionBy(..).orderBy(..))`, by the same builder function and its checks
+(`analysis.builder.window_expression`), so the analyzer, planner and window executor see one
+shape whichever front end wrote the query. This module adds only what SQL has on top: named
+windows, frames written as `n PRECEDING`, the arguments window functions take in SQL, and the
+split of a GROUP BY query whose windows read aggregates.
 """
 from __future__ import annotations
 
@@ -16,21 +17,17 @@ from sqlglot import exp
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ParseException
 from quiver.engine.core.expressions import (
-    FRAMED_WINDOW_FUNCTIONS, WINDOW_FUNCTIONS, AggregateFunction, Alias, Expr, Literal, SortOrder, UnresolvedColumn, WindowExpression,
+    WINDOW_FUNCTIONS, AggregateFunction, Alias, Expr, Literal, SortOrder, UnresolvedColumn, WindowExpression,
     WindowFunction, contains_window,
 )
 from quiver.engine.sql.expressions import (
     UNSUPPORTED_WINDOW_FUNCTIONS, ExpressionTranslator, SparkDisplay, sort_order, strip_display,
 )
-from quiver.engine.api.window import (
-    CURRENT_ROW, UNBOUNDED_FOLLOWING, UNBOUNDED_PRECEDING, WindowSpec, window_expression,
+from quiver.engine.analysis.builder import (
+    CURRENT_ROW, UNBOUNDED_FOLLOWING, UNBOUNDED_PRECEDING, Frame, window_expression,
 )
-_NO_ARGUMENT_FUNCTIONS = frozenset({"row_number", "rank", "dense_rank", "percent_rank", "cume_dist"})
-# The only frame each ranking function accepts, as Spark requires (cume_dist counts peers: RANGE).
-_RANKING_FRAME = ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW)
-_CUME_DIST_FRAME = ("range", UNBOUNDED_PRECEDING, CURRENT_ROW)
 
-Frame = tuple[str, int, int]
+_NO_ARGUMENT_FUNCTIONS = frozenset({"row_number", "rank", "dense_rank", "percent_rank", "cume_dist"})
 
 
 # ---------------------------------------------------------------- WINDOW clause
@@ -86,11 +83,7 @@ def translate_window(exprs: ExpressionTranslator, node: exp.Window) -> Expr:
     if any(contains_window(e) for e in plain.children() + partition_by + order_by):
         raise AnalysisException(f"a window function cannot be nested inside another window: "
                                 f"{node.sql(dialect='spark')!r}; compute the inner one in a subquery first")
-    _check(plain, order_by, frame, node)
-    if isinstance(plain, WindowFunction) and plain.name not in FRAMED_WINDOW_FUNCTIONS:
-        # A ranking function's only valid frame is its default one; lag/lead have none.
-        frame = shown = None
-    window = window_expression(function, WindowSpec(partition_by, order_by, frame))
+    window = window_expression(function, partition_by, order_by, frame)
     return _displayed(window, shown) if shown else window
 
 
@@ -154,36 +147,6 @@ def _integer_argument(exprs: ExpressionTranslator, node: exp.Expression) -> int 
     return None
 
 
-def _check(function: Expr, order_by: tuple[SortOrder, ...], frame: Frame | None, node: exp.Window) -> None:
-    """Spark's checks on a window function and its specification, with SQL wording."""
-    text = node.sql(dialect="spark")
-    if not isinstance(function, (AggregateFunction, WindowFunction)):
-        raise AnalysisException(
-            f"{function.sql()} is not a window function and cannot be used with OVER: {text!r}; use a window "
-            f"function ({', '.join(WINDOW_FUNCTIONS)}) or an aggregate such as sum or avg"
-        )
-    if isinstance(function, AggregateFunction) and function.distinct:
-        raise AnalysisException(f"DISTINCT aggregates are not supported over a window in Spark: {text!r}")
-    if not isinstance(function, WindowFunction) or function.name in FRAMED_WINDOW_FUNCTIONS:
-        return
-    if not order_by:
-        raise AnalysisException(
-            f"window function {function.name} requires the window to be ordered: add ORDER BY to its OVER clause, "
-            f"e.g. {function.sql()} OVER (PARTITION BY k ORDER BY x); got {text!r}"
-        )
-    if frame is None:
-        return
-    if function.name in ("lag", "lead"):
-        raise AnalysisException(f"cannot specify a window frame for {function.name}(): {text!r}; "
-                                "its frame is always the one row at the offset")
-    required = _CUME_DIST_FRAME if function.name == "cume_dist" else _RANKING_FRAME
-    if frame != required:
-        raise AnalysisException(
-            f"the window frame of {function.name}() must be {frame_text(required)}, got {text!r}; "
-            "leave the frame out to get it"
-        )
-
-
 # ---------------------------------------------------------------- frames
 
 
@@ -202,7 +165,6 @@ def _frame(spec: exp.WindowSpec, node: exp.Window) -> tuple[Frame, str | None]:
     end, end_text = (_bound(end_value, spec.text("end_side"), node) if end_value is not None
                      else (CURRENT_ROW, "CURRENT ROW"))
     frame = (kind, start, end)
-    _check_frame(frame, node)
     numeric = any(t.split()[0] not in ("UNBOUNDED", "CURRENT") for t in (start_text, end_text))
     return frame, (f"{kind.upper()} BETWEEN {start_text} AND {end_text}" if numeric else None)
 
@@ -234,31 +196,6 @@ def _frame_amount(value: exp.Expression | str | None) -> int | None:
     if isinstance(value, exp.Literal) and not value.is_string and str(value.this).isdigit():
         return int(value.this)
     return None
-
-
-def _check_frame(frame: Frame, node: exp.Window) -> None:
-    kind, start, end = frame
-    text = node.sql(dialect="spark")
-    if start == UNBOUNDED_FOLLOWING or end == UNBOUNDED_PRECEDING:
-        raise AnalysisException(f"window frame {frame_text(frame)} is invalid: UNBOUNDED FOLLOWING can only end a "
-                                f"frame and UNBOUNDED PRECEDING only start one; in {text!r}")
-    if start > end:
-        raise AnalysisException(f"the lower bound of a window frame must be less than or equal to the upper bound: "
-                                f"{text!r}")
-
-
-def frame_text(frame: Frame) -> str:
-    """`ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW` for ("rows", UNBOUNDED_PRECEDING, 0)."""
-    def bound(v: int) -> str:
-        if v == UNBOUNDED_PRECEDING:
-            return "UNBOUNDED PRECEDING"
-        if v == UNBOUNDED_FOLLOWING:
-            return "UNBOUNDED FOLLOWING"
-        if v == CURRENT_ROW:
-            return "CURRENT ROW"
-        return f"{-v} PRECEDING" if v < 0 else f"{v} FOLLOWING"
-    kind, start, end = frame
-    return f"{kind.upper()} BETWEEN {bound(start)} AND {bound(end)}"
 
 
 def _displayed(window: WindowExpression, frame: str) -> Expr:
@@ -318,6 +255,6 @@ class WindowInputs:
 
 
 __all__ = [
-    "named_windows", "translate_window", "window_function", "frame_text",
+    "named_windows", "translate_window", "window_function",
     "aggregates_rows", "window_inputs", "WindowInputs",
 ]

@@ -350,7 +350,7 @@ def test_unknown_column_lists_the_columns(quiver_sql):
 @pytest.mark.parametrize("query, needles", [
     ("SELECT * FROM people WHERE dept_id > ANY (SELECT dept_id FROM depts)", ("ANY (subquery)", "not supported")),
     ("SELECT * FROM people WHERE age > ALL (SELECT age FROM people)", ("ALL (subquery)", "not supported")),
-    ("SELECT name FROM people LIMIT 2 OFFSET -1", ("OFFSET", "non-negative integer")),
+    ("SELECT name FROM people LIMIT 2.5", ("LIMIT", "integer literal")),
     ("SELECT first(age) FILTER (WHERE age > 1) FROM people", ("FILTER", "first", "IGNORE NULLS")),
     ("SELECT percentile(age, 0.5) FROM people", ("percentile", "supported aggregates")),
 ])
@@ -362,8 +362,9 @@ def test_unsupported_sql_says_so_and_what_to_do(quiver_sql, query, needles):
     ("SELECT name FROM people ORDER BY 3", ("ORDER BY position 3", "1 to 1")),
     ("SELECT count(*), city FROM people GROUP BY 1", ("GROUP BY 1", "aggregate")),
     ("SELECT DISTINCT city FROM people ORDER BY age", ("SELECT DISTINCT", "city")),
+    ("SELECT name FROM people LIMIT 2 OFFSET -1", ("offset expression", "greater than 0", "-1")),
     ("SELECT id, name FROM people UNION SELECT dept_id FROM depts", ("same number of columns", "id, name")),
-    ("SELECT * FROM people JOIN depts USING (hq)", ("USING column 'hq'", "both sides")),
+    ("SELECT * FROM people JOIN depts USING (hq)", ("USING column 'hq'", "left side", "both sides")),
     ("SELECT name, count(*) FROM people", ("name", "neither grouped nor aggregated")),
     ("SELECT 1; SELECT 2", ("one statement",)),
     ("SELECT *", ("FROM",)),

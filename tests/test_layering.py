@@ -36,6 +36,53 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # Quiver modules that may be imported inside a function, and why: none dodges a cycle.
 FUNCTION_LEVEL_ALLOWED: dict[str, str] = {}
 
+# What is not yet right (issue 17 continues; docs/ARCHITECTURE.md, "Known debt"). Each entry is an import
+# (importer, imported) that breaks the rule today, grouped by its cause. The tests fail on any import that
+# is not listed here, and on a listed one that no longer occurs, so the list can only shrink.
+_SESSION = "quiver.engine.api.session"
+KNOWN_DEBT: dict[str, frozenset[tuple[str, str]]] = {
+    # The SQL front end asks the Session for its temp views, registered UDFs, ranges and caching, and builds
+    # lambda functions with the API's helpers. Next: a Catalog protocol in engine/analysis that Session
+    # implements, and the lambda builders in the analysis layer.
+    "sql asks the session": frozenset({
+        ("quiver.engine.sql.expressions", "quiver.engine.api.functions.collection"),
+        ("quiver.engine.sql.expressions", "quiver.engine.api.udf"),
+        ("quiver.engine.sql.statements", _SESSION),
+        ("quiver.engine.sql.views", "quiver.engine.api.dataframe"),
+        ("quiver.engine.sql.views", _SESSION),
+        ("quiver.engine.sql.expressions", "quiver.engine.sql.windows"),
+    }),
+    # A QueryExecution takes the Session itself and draws its own plan picture. Next: an execution-context
+    # protocol (conf, cache, block store, scheduler, placement) that Session implements, and plan_graph
+    # taking a QueryExecution only, with DataFrame.explain(mode="graph") building it.
+    "execution asks the session": frozenset({
+        ("quiver.engine.execution.query_execution", _SESSION),
+        ("quiver.engine.execution.query_execution", "quiver.engine.ui.plan_graph"),
+        ("quiver.engine.ui.plan_graph", "quiver.engine.api.dataframe"),
+        ("quiver.engine.ui.plan_graph", "quiver.engine.execution.query_execution"),
+    }),
+    # The API's classes construct one another (DataFrame.groupBy -> GroupedData.agg -> DataFrame, F.expr ->
+    # the SQL parser -> Column). Next: GroupedData, readers, sampling and UDFs return results through the
+    # DataFrame they were given, so only dataframe.py imports them.
+    "api classes construct one another": frozenset({
+        ("quiver.engine.api.column", "quiver.engine.api.window"),
+        ("quiver.engine.api.dataframe", "quiver.engine.api.grouped"),
+        ("quiver.engine.api.dataframe", "quiver.engine.api.readwriter"),
+        ("quiver.engine.api.dataframe", "quiver.engine.api.sampling"),
+        ("quiver.engine.api.dataframe", "quiver.engine.api.udf"),
+        ("quiver.engine.api.dataframe", "quiver.engine.sql.statements"),
+        ("quiver.engine.api.dataframe", "quiver.engine.ui.plan_graph"),
+        ("quiver.engine.api.functions.columns", "quiver.engine.sql.statements"),
+        ("quiver.engine.api.sampling", "quiver.engine.api.functions"),
+        (_SESSION, "quiver.engine.api.dataframe"),
+        (_SESSION, "quiver.engine.api.readwriter"),
+        (_SESSION, "quiver.engine.api.udf"),
+        (_SESSION, "quiver.engine.sql.statements"),
+        ("quiver.engine.api.udf", _SESSION),
+    }),
+}
+KNOWN_IMPORTS = frozenset().union(*KNOWN_DEBT.values())
+
 
 @dataclass(frozen=True)
 class Import:
@@ -177,24 +224,32 @@ def test_every_module_is_in_a_layer(graph):
         layer_of(module)
 
 
-@pytest.mark.xfail(reason="issue 17: the layering is being untangled", strict=False)
 def test_no_import_reaches_up_a_layer(graph):
-    assert upward_imports(graph[1]) == []
+    upward = [i for i in graph[1] if layer_of(i.target) > layer_of(i.source)]
+    assert [d for d, i in zip(upward_imports(upward), upward) if (i.source, i.target) not in KNOWN_IMPORTS] == []
 
 
-@pytest.mark.xfail(reason="issue 17: the layering is being untangled", strict=False)
 def test_no_import_cycle(graph):
-    assert import_cycles(graph[1]) == []
+    """Outside the known debt, no cycle: the imports left once the listed ones are taken out form none."""
+    assert import_cycles([i for i in graph[1] if (i.source, i.target) not in KNOWN_IMPORTS]) == []
 
 
-@pytest.mark.xfail(reason="issue 17: the layering is being untangled", strict=False)
 def test_no_quiver_module_is_imported_inside_a_function(graph):
-    assert function_level_imports(graph[1]) == []
+    inside = [i for i in graph[1] if i.in_function and (i.source, i.target) not in KNOWN_IMPORTS]
+    assert function_level_imports(inside) == []
 
 
-@pytest.mark.xfail(reason="issue 17: the layering is being untangled", strict=False)
 def test_no_private_name_is_imported_across_modules(graph):
     assert private_imports(graph[1]) == []
+
+
+def test_the_known_debt_only_shrinks(graph):
+    """Every listed import still breaks the rule; one that was fixed must leave the list."""
+    breaking = {(i.source, i.target) for i in graph[1]
+                if i.in_function or layer_of(i.target) > layer_of(i.source)}
+    in_cycles = {m for c in import_cycles(graph[1]) for m in c}
+    breaking |= {(i.source, i.target) for i in graph[1] if i.source in in_cycles and i.target in in_cycles}
+    assert sorted(KNOWN_IMPORTS - breaking) == []
 
 
 def test_the_checks_catch_a_made_up_graph_that_breaks_them(tmp_path):

@@ -117,14 +117,17 @@ class DataFrame:
             return self.select(*item)
         raise TypeError(f"unexpected item type {type(item).__name__}; use a column name, an index, a Column or a list")
 
-    def __getattr__(self, name: str) -> Column:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if any(a.name == name for a in self._plan.output):
-            return Column(self._resolve_column(name))
-        raise AttributeError(
-            f"'DataFrame' object has no attribute '{name}'. Columns: {', '.join(self.columns)}"
-        )
+    if not TYPE_CHECKING:
+        # `df.age` as PySpark allows, hidden from type checkers so that a misspelt method (`df.selectt`)
+        # is an error there; typed code writes df["age"] or F.col("age").
+        def __getattr__(self, name: str) -> Column:
+            if name.startswith("_"):
+                raise AttributeError(name)
+            if any(a.name == name for a in self._plan.output):
+                return Column(self._resolve_column(name))
+            raise AttributeError(
+                f"'DataFrame' object has no attribute '{name}'. Columns: {', '.join(self.columns)}"
+            )
 
     def _resolve_column(self, name: str) -> Expr:
         return resolve_name(UnresolvedColumn.parse(name).parts, self._plan.output)

@@ -25,8 +25,16 @@ from quiver.engine.api.functions.string import *  # noqa: F401,F403
 from quiver.engine.api.functions.window import *  # noqa: F401,F403
 from quiver.engine.api.udf import PandasUDFType, UserDefinedFunction, pandas_udf, udf
 
-__all__ = [
-    "Column", "PandasUDFType", "UserDefinedFunction", "pandas_udf", "udf",
-    *columns.__all__, *string.__all__, *math.__all__, *datetime.__all__, *collection.__all__, *hashes.__all__,
-    *conditional.__all__, *aggregate.__all__, *window.__all__, *generator.__all__, *row_position.__all__,
-]
+# Spelled as += so that type checkers follow it too (a starred list hides the names from them).
+__all__ = ["Column", "PandasUDFType", "UserDefinedFunction", "pandas_udf", "udf"]
+__all__ += columns.__all__
+__all__ += string.__all__
+__all__ += math.__all__
+__all__ += datetime.__all__
+__all__ += collection.__all__
+__all__ += hashes.__all__
+__all__ += conditional.__all__
+__all__ += aggregate.__all__
+__all__ += window.__all__
+__all__ += generator.__all__
+__all__ += row_position.__all__

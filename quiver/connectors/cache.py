@@ -18,15 +18,16 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from quiver.engine.core.errors import ConfigurationError
 from quiver.engine.core.conf import parse_size
+from quiver.engine.core.errors import ConfigurationError
 
 # Small enough that a Parquet column chunk costs little more than itself on a cold read (1 MiB blocks
 # fetched 17 times the bytes a two-column scan of lineitem needs); runs of missing blocks are still
@@ -359,7 +360,7 @@ class StorageCacheSettings:
     decoded_bytes: int = DEFAULT_DECODED_BYTES
 
     @classmethod
-    def from_conf(cls, values: Mapping[str, Any]) -> "StorageCacheSettings | None":
+    def from_conf(cls, values: Mapping[str, Any]) -> StorageCacheSettings | None:
         """The settings from conf values (canonical keys), or None when the cache is off."""
         enabled = str(values.get("quiver.cache.storage.enabled", "true")).strip().lower()
         if enabled not in ("true", "false"):
@@ -377,7 +378,7 @@ class StorageCacheSettings:
     def open(self) -> BlockCache:
         return storage_cache(self.memory_bytes, self.disk_bytes, self.directory)
 
-    def decoded(self) -> "DecodedCache | None":
+    def decoded(self) -> DecodedCache | None:
         """The process's cache of decoded row groups with this bound, or None when it is 0."""
         return decoded_cache(self.decoded_bytes) if self.decoded_bytes else None
 

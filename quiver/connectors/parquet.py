@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -271,7 +272,7 @@ class ParquetFormat:
     def extension(self, options: ReadOptions) -> str:
         return _EXTENSIONS[self.codec(options)] + ".parquet"
 
-    def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> "ParquetFileWriter":
+    def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> ParquetFileWriter:
         return ParquetFileWriter(path, schema, self.codec(options))
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import pyarrow as pa
+
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.blocks import BlockReader
 from quiver.planners.physical.nodes import PhysicalPlan

@@ -17,8 +17,8 @@ from typing import Any
 
 from quiver.engine.core.conf import PLACEMENT_MODES
 from quiver.executors.base import Device
-from quiver.planners.physical import nodes as P
 from quiver.planners.cost import DeviceProfile
+from quiver.planners.physical import nodes as P
 
 # Rows per batch a streaming operator is invoked on; each invocation pays the operator's fixed cost.
 BATCH_ROWS = 1 << 17

@@ -17,10 +17,24 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
-    Alias, And, AttributeRef, BinaryArithmetic, Cast, Comparison, Expr, In, IsNotNull, IsNull, Literal, Not, Or, ScalarFunction,
+    Alias,
+    And,
+    AttributeRef,
+    BinaryArithmetic,
+    Cast,
+    Comparison,
+    Expr,
+    In,
+    IsNotNull,
+    IsNull,
+    Literal,
+    Not,
+    Or,
+    ScalarFunction,
     split_conjuncts,
 )
 from quiver.engine.core.types import schema_from_arrow

@@ -19,8 +19,9 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 # Both engines turn timestamps into naive Python datetimes in the process's local zone;
 # pin it so the comparison does not depend on the machine.

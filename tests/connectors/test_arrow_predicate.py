@@ -5,9 +5,9 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pytest
 
+from quiver.connectors.arrow_predicate import exact_arrow_expression
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import And, AttributeRef, Comparison, IsNull, Literal, Not, Or
-from quiver.connectors.arrow_predicate import exact_arrow_expression
 
 A = AttributeRef("a", T.LongType(), True, 1)
 B = AttributeRef("b", T.LongType(), True, 2)

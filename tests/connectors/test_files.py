@@ -6,12 +6,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from tests.connectors.spark_compare import read_all
 from quiver.connectors.base import Source
 from quiver.connectors.options import read_options
 from quiver.connectors.registry import FILE_FORMATS, file_format, file_source
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
 from quiver.engine.core.types import LongType, StringType, StructField, StructType
+from tests.connectors.spark_compare import read_all
 
 
 def many_files(tmp_path, n: int) -> None:

@@ -8,13 +8,13 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from tests.connectors.spark_compare import assert_matches_spark, read_all
 from quiver.connectors.files import FileReadError
-from quiver.connectors.sink import FileSink
 from quiver.connectors.json import JsonFormat
 from quiver.connectors.json_schema import infer_value_type, merge_types
 from quiver.connectors.registry import file_source
+from quiver.connectors.sink import FileSink
 from quiver.engine.core.errors import ConfigurationError
+from tests.connectors.spark_compare import assert_matches_spark, read_all
 
 MIXED = """\
 {"z": 1, "a": 1.5, "s": "x", "b": true, "n": null, "o": {"y": 2, "x": "q"}, "arr": [1, 2]}

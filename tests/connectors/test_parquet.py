@@ -9,13 +9,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from tests.connectors.spark_compare import assert_matches_spark, read_all
 from quiver.connectors import files
 from quiver.connectors.files import FileReadError
-from quiver.connectors.sink import FileSink
 from quiver.connectors.parquet import ParquetFormat
 from quiver.connectors.registry import file_source
+from quiver.connectors.sink import FileSink
 from quiver.engine.core.errors import AnalysisException
+from tests.connectors.spark_compare import assert_matches_spark, read_all
 
 
 def write(path, table: pa.Table, **kwargs) -> str:

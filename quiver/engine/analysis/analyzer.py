@@ -7,28 +7,66 @@ tables that both have `id`) raises an ambiguity error that says how to qualify i
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Iterator, Sequence
 
+from quiver.engine.analysis.functions.catalog import lookup
+from quiver.engine.analysis.generators import (
+    check_no_nested_generator,
+    contains_generator,
+    generated_attributes,
+    is_generator,
+    split_generator,
+)
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, UnresolvedColumnError, unknown_column
-from quiver.engine.core.expressions import NUMBA_UDF
 from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
-    In, Literal, Negate, Not, Or, PythonUDF, ScalarFunction, SortOrder, UNBOUNDED, UnresolvedColumn, UnresolvedStar,
-    WindowExpression, WindowFunction, contains_aggregate, contains_window, new_expr_id, output_name,
-    transform_expr, wider_type,
+    NUMBA_UDF,
+    UNBOUNDED,
+    AggregateFunction,
+    Alias,
+    And,
+    AttributeRef,
+    BinaryArithmetic,
+    CaseWhen,
+    Cast,
+    Comparison,
+    Expr,
+    In,
+    Literal,
+    Negate,
+    Not,
+    Or,
+    PythonUDF,
+    ScalarFunction,
+    SortOrder,
+    UnresolvedColumn,
+    UnresolvedStar,
+    WindowExpression,
+    WindowFunction,
+    contains_aggregate,
+    contains_window,
+    new_expr_id,
+    output_name,
+    transform_expr,
+    wider_type,
 )
-from quiver.engine.analysis.generators import (
-    check_no_nested_generator, contains_generator, generated_attributes, is_generator, split_generator,
+from quiver.engine.core.plan import (
+    Aggregate,
+    Filter,
+    Generate,
+    Join,
+    LogicalPlan,
+    Project,
+    Sort,
+    SubqueryAlias,
+    Union,
+    Window,
+    transform_up,
 )
 from quiver.engine.core.subqueries import OuterReference
-from quiver.engine.core.plan import (
-    Generate, Aggregate, Filter, Join, LogicalPlan, Project, Sort, SubqueryAlias, Union, Window, transform_up,
-)
-from quiver.engine.analysis.functions.catalog import lookup
 
 
 def analyze(plan: LogicalPlan) -> LogicalPlan:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, QuiverError
@@ -98,7 +99,7 @@ class UnresolvedColumn(Expr):
         return self.parts[-1]
 
     @staticmethod
-    def parse(name: str) -> "UnresolvedColumn":
+    def parse(name: str) -> UnresolvedColumn:
         return UnresolvedColumn(tuple(split_name(name)))
 
 
@@ -172,10 +173,10 @@ class AttributeRef(Expr):
         """`name#id`, as explain() shows attributes."""
         return f"{self.name}#{self.expr_id}"
 
-    def with_qualifier(self, qualifier: tuple[str, ...]) -> "AttributeRef":
+    def with_qualifier(self, qualifier: tuple[str, ...]) -> AttributeRef:
         return replace(self, qualifier=qualifier)
 
-    def with_nullability(self, nullable: bool) -> "AttributeRef":
+    def with_nullability(self, nullable: bool) -> AttributeRef:
         return replace(self, is_nullable=nullable)
 
 
@@ -216,7 +217,7 @@ class Literal(Expr):
         return str(v)
 
     @staticmethod
-    def of(value: Any) -> "Literal":
+    def of(value: Any) -> Literal:
         return Literal(value, infer_literal_type(value))
 
     def __hash__(self) -> int:

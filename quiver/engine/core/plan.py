@@ -8,15 +8,21 @@ every node's `output` is a tuple of `AttributeRef`s with unique ids.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
-    Alias, AttributeRef, Expr, SortOrder, new_expr_id, strip_alias,
+    Alias,
+    AttributeRef,
+    Expr,
+    SortOrder,
+    new_expr_id,
+    strip_alias,
 )
 from quiver.engine.core.tree import TreeNode, map_members, members, node_fields
 
@@ -38,7 +44,7 @@ class LogicalPlan(TreeNode["LogicalPlan"]):
         """The expressions this node evaluates (not those of its children)."""
         return members(self, _expression_fields(type(self)), Expr)
 
-    def map_expressions(self, fn: Callable[[Expr], Expr]) -> "LogicalPlan":
+    def map_expressions(self, fn: Callable[[Expr], Expr]) -> LogicalPlan:
         """This node with `fn` applied to each of its expressions; the node itself when none changes,
         so its memos survive and the optimizer's fixed-point check compares by identity."""
         return map_members(self, _expression_fields(type(self)), Expr, fn)
@@ -188,7 +194,7 @@ class Aggregate(UnaryNode):
     def expressions(self) -> tuple[Expr, ...]:
         return self.grouping + self.aggregates
 
-    def map_expressions(self, fn: Callable[[Expr], Expr]) -> "LogicalPlan":
+    def map_expressions(self, fn: Callable[[Expr], Expr]) -> LogicalPlan:
         return replace(self, grouping=tuple(fn(e) for e in self.grouping), aggregates=tuple(fn(e) for e in self.aggregates))
 
     @cached_property

@@ -6,14 +6,14 @@ Names and equality follow `pyspark.sql.types`, so programs that build schemas wi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from quiver.engine.core.errors import ParseException
-
 
 # Whether the analyzer applies ANSI type coercion (`spark.sql.ansi.enabled`); the session sets it while
 # analysing, and it is off for code that works on types outside a session.
@@ -235,7 +235,7 @@ class StructType(DataType):
     def fieldNames(self) -> list[str]:
         return self.names
 
-    def add(self, field: str | StructField, data_type: DataType | str | None = None, nullable: bool = True) -> "StructType":
+    def add(self, field: str | StructField, data_type: DataType | str | None = None, nullable: bool = True) -> StructType:
         if isinstance(field, StructField):
             self.fields.append(field)
         else:

@@ -27,15 +27,24 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import pyarrow as pa
+
 from quiver.engine.core.errors import AnalysisException, TaskFailedError
-from quiver.executors.cpu.shuffle import UNCUT, range_bounds
-from quiver.executors.blocks import BlockId, BlockStore
+from quiver.engine.execution.runtime.base import Runtime
 from quiver.engine.execution.tasks import (
-    BlocksLost, CutByRange, ReturnResult, StageTask, TaskResources, TaskSpec, WriteShuffle, preorder, stage_inputs,
+    BlocksLost,
+    CutByRange,
+    ReturnResult,
+    StageTask,
+    TaskResources,
+    TaskSpec,
+    WriteShuffle,
+    preorder,
+    stage_inputs,
     stage_outputs,
 )
 from quiver.executors.base import DeviceFallback, Executor
-from quiver.engine.execution.runtime.base import Runtime
+from quiver.executors.blocks import BlockId, BlockStore
+from quiver.executors.cpu.shuffle import UNCUT, range_bounds
 from quiver.planners.physical.nodes import RangePartitioning
 from quiver.planners.stages import Stage, StageGraph
 

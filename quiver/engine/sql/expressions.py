@@ -12,27 +12,48 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
 
+from quiver.engine.analysis.analyzer import resolve_name
+from quiver.engine.analysis.generators import GENERATORS, MultiAlias
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ParseException
 from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In,
-    IsNotNull, IsNull, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar,
-    WINDOW_FUNCTIONS, contains_window, new_expr_id, transform_expr, transform_expr_down,
+    WINDOW_FUNCTIONS,
+    AggregateFunction,
+    Alias,
+    And,
+    AttributeRef,
+    BinaryArithmetic,
+    CaseWhen,
+    Cast,
+    Comparison,
+    Expr,
+    In,
+    IsNotNull,
+    IsNull,
+    Literal,
+    Negate,
+    Not,
+    Or,
+    ScalarFunction,
+    SortOrder,
+    UnresolvedColumn,
+    UnresolvedStar,
+    contains_window,
+    new_expr_id,
+    transform_expr,
+    transform_expr_down,
 )
-from quiver.engine.analysis.generators import GENERATORS
 from quiver.engine.core.plan import LogicalPlan
 from quiver.engine.core.subqueries import Exists, InSubquery, scalar_subquery
-from quiver.engine.analysis.generators import MultiAlias
-from quiver.engine.analysis.analyzer import resolve_name
 
 # Calls whose syntax is more than `name(arg, ...)`; every other call stays exp.Anonymous.
 _SPECIAL_SYNTAX = ("CAST", "TRY_CAST", "EXTRACT", "TRIM", "SUBSTRING", "SUBSTR")
@@ -779,7 +800,7 @@ def _interval_unit(word: str) -> tuple[int, int, int] | None:
     return _INTERVAL_UNITS.get(word) or (_INTERVAL_UNITS.get(word[:-1]) if word.endswith("S") else None)
 
 
-def interval_parts(node: exp.Interval, exprs: "ExpressionTranslator") -> tuple[int, int, int]:
+def interval_parts(node: exp.Interval, exprs: ExpressionTranslator) -> tuple[int, int, int]:
     """An INTERVAL literal as (months, days, microseconds): `INTERVAL '90' DAY`, `INTERVAL 3 MONTHS`, `INTERVAL '1 year 2 days'`."""
     value = node.this
     if not isinstance(value, exp.Literal):

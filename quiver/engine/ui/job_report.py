@@ -13,9 +13,9 @@ import re
 import time
 from pathlib import Path
 
+from quiver.engine.execution.scheduler import JobMetrics, TaskMetrics
 from quiver.engine.ui.device_colours import DEVICE_COLOURS, FAILED_COLOUR, task_kind
 from quiver.engine.ui.progress import format_bytes, format_rows
-from quiver.engine.execution.scheduler import JobMetrics, TaskMetrics
 
 LANE_HEIGHT = 22
 LANE_GAP = 4

@@ -17,8 +17,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from quiver.engine.ui.device_colours import DEVICE_COLOURS, device_kind
 from quiver.engine.execution.scheduler import JobListener, JobMetrics, StageMetrics, TaskMetrics
+from quiver.engine.ui.device_colours import DEVICE_COLOURS, device_kind
 
 
 def format_bytes(n: float) -> str:

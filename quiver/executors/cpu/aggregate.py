@@ -8,10 +8,9 @@ table in memory; a final aggregate groups its partition's states, which the shuf
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Iterator
-
 import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -35,8 +34,7 @@ from quiver.executors.cpu.batch_chunks import table_chunks
 from quiver.executors.cpu.decimal import decimal_average
 from quiver.executors.cpu.dictionary_eval import is_dictionary_encoded
 from quiver.executors.cpu.evaluate import evaluate_array
-from quiver.executors.cpu.hashing import hash_columns
-from quiver.executors.cpu.hashing import canonical_floats
+from quiver.executors.cpu.hashing import canonical_floats, hash_columns
 
 _ALL = pc.ScalarAggregateOptions(skip_nulls=False, min_count=0)
 _SKIP = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)

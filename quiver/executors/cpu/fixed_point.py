@@ -15,6 +15,7 @@ import decimal
 
 import numpy as np
 import pyarrow as pa
+
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
     Alias,

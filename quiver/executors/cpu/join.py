@@ -7,8 +7,8 @@ are canonicalised first, so NaN matches NaN and -0.0 matches 0.0 as in Spark.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa

@@ -13,7 +13,13 @@ import pyarrow.compute as pc
 
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import (
-    UNBOUNDED, AggregateFunction, Alias, Expr, SortOrder, WindowExpression, WindowFunction,
+    UNBOUNDED,
+    AggregateFunction,
+    Alias,
+    Expr,
+    SortOrder,
+    WindowExpression,
+    WindowFunction,
 )
 from quiver.executors.cpu.evaluate import evaluate_array
 from quiver.executors.cpu.sort import sort_indices

@@ -57,7 +57,7 @@ class _Tree:
     stats: Estimate
 
     @staticmethod
-    def of(plan: LogicalPlan) -> "_Tree":
+    def of(plan: LogicalPlan) -> _Tree:
         return _Tree(plan, frozenset(a.expr_id for a in plan.output), estimate(plan))
 
     @property

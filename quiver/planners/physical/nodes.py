@@ -6,12 +6,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, AttributeRef, Expr, SortOrder,
-)
 from quiver.engine.core import plan as L
+from quiver.engine.core.expressions import (
+    AggregateFunction,
+    Alias,
+    AttributeRef,
+    Expr,
+    SortOrder,
+)
 from quiver.engine.core.tree import TreeNode
-
 
 # ---------------------------------------------------------------- partitioning
 

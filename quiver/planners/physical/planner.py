@@ -10,25 +10,57 @@ Data's planner does: a new logical operator is planned by adding its function to
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
-
-from quiver.engine.core.errors import QuiverError
-from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, AttributeRef, Comparison, Expr, IsNull, Literal, ScalarFunction, conjoin, new_expr_id, split_conjuncts,
-)
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
-from quiver.planners.statistics import estimate, row_width
-
-from quiver.planners.physical.nodes import (
-    AggregateCall, BroadcastPartitioning, CachedExec, CoalesceExec, ExchangeExec, FilterExec, GenerateExec,
-    HashAggregateExec, HashJoinExec, HashPartitioning, KeyFilterExec, LimitExec, LocalTableExec,
-    MapInBatchesExec, NestedLoopJoinExec, OffsetExec, PhysicalPlan, ProjectExec, RangeExec, RangePartitioning,
-    RoundRobinPartitioning, ScanExec, SinglePartition, SortExec, TopKExec, UnionExec, WindowExec, estimated_size,
+from quiver.engine.core.errors import QuiverError
+from quiver.engine.core.expressions import (
+    AggregateFunction,
+    Alias,
+    AttributeRef,
+    Comparison,
+    Expr,
+    IsNull,
+    Literal,
+    ScalarFunction,
+    conjoin,
+    new_expr_id,
+    split_conjuncts,
 )
-
+from quiver.planners.physical.nodes import (
+    AggregateCall,
+    BroadcastPartitioning,
+    CachedExec,
+    CoalesceExec,
+    ExchangeExec,
+    FilterExec,
+    GenerateExec,
+    HashAggregateExec,
+    HashJoinExec,
+    HashPartitioning,
+    KeyFilterExec,
+    LimitExec,
+    LocalTableExec,
+    MapInBatchesExec,
+    NestedLoopJoinExec,
+    OffsetExec,
+    PhysicalPlan,
+    ProjectExec,
+    RangeExec,
+    RangePartitioning,
+    RoundRobinPartitioning,
+    ScanExec,
+    SinglePartition,
+    SortExec,
+    TopKExec,
+    UnionExec,
+    WindowExec,
+    estimated_size,
+)
+from quiver.planners.statistics import estimate, row_width
 
 # ---------------------------------------------------------------- planning
 

@@ -4,9 +4,12 @@ analyzed plan (`df._plan`), which is the analyzer's output."""
 from __future__ import annotations
 
 import pytest
+
+from quiver import AnalysisException, Window
+from quiver import functions as F
+from quiver.engine.analysis.analyzer import analyze, resolve_name
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
-from quiver.engine.analysis.analyzer import analyze, resolve_name
 from quiver.engine.core.expressions import (
     AttributeRef,
     Cast,
@@ -16,9 +19,6 @@ from quiver.engine.core.expressions import (
     WindowExpression,
     new_expr_id,
 )
-
-from quiver import AnalysisException, Window
-from quiver import functions as F
 
 SCHEMA = "id INT, name STRING, salary DOUBLE, dept BIGINT"
 ROWS = [(1, "a", 10.0, 1), (2, "b", 20.0, 1), (3, "c", None, 2)]

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from quiver.engine.api.local_data import infer_type, to_arrow_table
 
 from quiver import AnalysisException, Row
+from quiver.engine.api.local_data import infer_type, to_arrow_table
 
 
 def _rows(spark_rows) -> list:

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from typing import Iterator
+from collections.abc import Iterator
 
 import pandas as pd
 import pyarrow as pa

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import ParseException
 

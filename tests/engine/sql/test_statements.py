@@ -23,8 +23,19 @@ if hasattr(time, "tzset"):
 from quiver.engine.core import types as T  # noqa: E402
 from quiver.engine.core.errors import AnalysisException, ParseException  # noqa: E402
 from quiver.engine.core.expressions import (  # noqa: E402
-    AggregateFunction, Alias, And, CaseWhen, Cast, Comparison, In, IsNotNull, Literal, Not, ScalarFunction,
-    UnresolvedColumn, UnresolvedStar,
+    AggregateFunction,
+    Alias,
+    And,
+    CaseWhen,
+    Cast,
+    Comparison,
+    In,
+    IsNotNull,
+    Literal,
+    Not,
+    ScalarFunction,
+    UnresolvedColumn,
+    UnresolvedStar,
 )
 from quiver.engine.sql.statements import parse_expression  # noqa: E402
 

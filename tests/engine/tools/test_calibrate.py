@@ -7,10 +7,11 @@ import math
 
 import numpy as np
 import pytest
+
+from quiver.engine.core.errors import ConfigurationError
 from quiver.engine.tools import calibrate as C
 from quiver.engine.tools import calibrate_device as D
 from quiver.engine.tools.cli import main
-from quiver.engine.core.errors import ConfigurationError
 from quiver.executors.device.gpu import GpuExecutor
 from quiver.planners.cost import OPERATORS, OperatorCost, load_profile
 

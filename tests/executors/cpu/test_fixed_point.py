@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
     AttributeRef,

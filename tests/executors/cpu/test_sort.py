@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.engine.core.expressions import Literal, SortOrder
 from quiver.executors.cpu.sort import (
     choose_range_bounds,

@@ -1,12 +1,11 @@
 """quiver/planners/optimizer/constant_folding.py: constant sub-expressions become literals, once, at planning time."""
 from __future__ import annotations
 
+from quiver import functions as F
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import AggregateFunction, Cast, Literal, ScalarFunction
 from quiver.planners.optimizer import fold_constants
 from quiver.planners.optimizer.constant_folding import fold_expression
-
-from quiver import functions as F
 
 
 def _exprs(plan):

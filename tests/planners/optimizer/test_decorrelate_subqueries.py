@@ -7,6 +7,7 @@ by hand from the small views below (tests/compat/test_subqueries.py compares wit
 from __future__ import annotations
 
 import pytest
+
 from quiver.engine.core import plan as L
 from quiver.engine.core.expressions import CaseWhen
 from quiver.engine.core.subqueries import InSubquery, OuterReference, ScalarSubquery, SubqueryExpression

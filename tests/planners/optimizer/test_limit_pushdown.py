@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from quiver.engine.core import plan as L
-from quiver.planners.optimizer import push_down_limits
 
 from quiver import functions as F
+from quiver.engine.core import plan as L
+from quiver.planners.optimizer import push_down_limits
 
 
 @pytest.mark.parametrize("outer,inner", [(3, 5), (5, 3), (4, 4)])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+
+from quiver import functions as F
 from quiver.connectors.base import SourceStatistics
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
@@ -14,8 +16,6 @@ from quiver.engine.core.expressions import (
     split_conjuncts,
 )
 from quiver.planners.optimizer import push_down_predicates
-
-from quiver import functions as F
 
 
 def _fixed_point(plan):

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import pyarrow as pa
-from quiver.connectors.base import SourceStatistics
-from quiver.engine.core import plan as L
-from quiver.planners.optimizer import prune_columns
 
 from quiver import Window
 from quiver import functions as F
+from quiver.connectors.base import SourceStatistics
+from quiver.engine.core import plan as L
+from quiver.planners.optimizer import prune_columns
 
 
 def _leaf(plan):

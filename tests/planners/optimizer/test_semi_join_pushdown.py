@@ -6,10 +6,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from quiver import functions as F
 from quiver.engine.core import plan as L
 from quiver.planners.optimizer.semi_join_pushdown import push_down_semi_joins
-
-from quiver import functions as F
 
 
 @pytest.fixture(scope="module")

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 import pytest
+
+from quiver import Window
+from quiver import functions as F
 from quiver.engine.core import plan as L
 from quiver.engine.core.errors import QuiverError
 from quiver.planners.physical import nodes as P
 from quiver.planners.physical import planner
 from quiver.planners.physical.planner import PLAN_FNS, PlannerConfig, plan_physical
-
-from quiver import Window
-from quiver import functions as F
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import pytest
 
 from quiver import functions as F
 from quiver.engine.core import plan as L
-from quiver.executors.device.array_executor import ArrayExecutor
 from quiver.executors.base import Device
+from quiver.executors.device.array_executor import ArrayExecutor
 from quiver.planners.physical import nodes as P
 
 TABLE = pa.table({"id": pa.array([1, 2, 3], pa.int32()), "pad": ["a", "b", "c"],

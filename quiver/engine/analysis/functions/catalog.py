@@ -13,8 +13,9 @@ including the defaults Spark fills in (`round(x, 0)`, `regexp_replace(s, a, b, 1
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException

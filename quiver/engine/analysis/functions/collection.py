@@ -9,12 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from quiver.engine.analysis.functions.catalog import (
+    BOOLEAN,
+    COLLECTION,
+    INT,
+    NOT_LITERAL,
+    STRING,
+    check_arguments,
+    common_type,
+    register,
+    returns,
+    same_as_first,
+    shown_with_defaults,
+    takes,
+)
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
-from quiver.engine.analysis.functions.catalog import (
-    BOOLEAN, COLLECTION, INT, NOT_LITERAL, STRING, check_arguments, common_type, register, returns, same_as_first,
-    shown_with_defaults, takes,
-)
 
 DataType = T.DataType
 

@@ -5,9 +5,9 @@ They are typed here, but the analyzer lifts them out of the select list into a `
 """
 from __future__ import annotations
 
+from quiver.engine.analysis.functions.catalog import DataType, register
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
-from quiver.engine.analysis.functions.catalog import DataType, register
 
 
 def _generator_type(types: list[DataType]) -> DataType:

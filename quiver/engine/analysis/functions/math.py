@@ -5,11 +5,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import (
-    BIGINT, DOUBLE, INT, NOT_LITERAL, NUMERIC, STRING, DataType, check_arguments, common_result_type, common_type,
-    register, returns, shown_as, shown_with_defaults, takes, to_common_type, unary,
+    BIGINT,
+    DOUBLE,
+    INT,
+    NOT_LITERAL,
+    NUMERIC,
+    STRING,
+    DataType,
+    check_arguments,
+    common_result_type,
+    common_type,
+    register,
+    returns,
+    shown_as,
+    shown_with_defaults,
+    takes,
+    to_common_type,
+    unary,
 )
+from quiver.engine.core import types as T
 
 
 def _numeric_first(types: list[DataType]) -> DataType:

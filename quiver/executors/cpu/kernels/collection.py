@@ -12,7 +12,8 @@ duplicate map key raises.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -21,10 +22,18 @@ import pyarrow.compute as pc
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu.kernels.registry import (
-    KERNELS, Value, all_null, as_array, constant, kernel, length_of, list_offsets, list_values, mask_null,
+    KERNELS,
+    Value,
+    all_null,
+    as_array,
+    constant,
+    kernel,
+    length_of,
+    list_offsets,
+    list_values,
+    mask_null,
     null_scalar,
 )
-
 
 # ---------------------------------------------------------------- layout helpers
 

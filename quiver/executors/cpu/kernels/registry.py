@@ -13,7 +13,8 @@ The kernels live by domain in the modules beside this one, each registering into
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa

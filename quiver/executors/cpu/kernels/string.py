@@ -12,11 +12,22 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu.kernels.registry import (
-    Value, all_null, as_array, as_pylists, constant, kernel, list_offsets, list_values, mask_null, null_scalar,
-    per_constant, per_row,
+    Value,
+    all_null,
+    as_array,
+    as_pylists,
+    constant,
+    kernel,
+    list_offsets,
+    list_values,
+    mask_null,
+    null_scalar,
+    per_constant,
+    per_row,
 )
 
 

@@ -20,6 +20,7 @@ import array_api_compat
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from quiver.executors.base import DeviceFallback
 
 _NUMERIC_STORAGE = {

@@ -19,6 +19,7 @@ from typing import Any
 import array_api_compat
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import (

@@ -15,6 +15,7 @@ from typing import Any
 
 import array_api_compat
 import pyarrow as pa
+
 from quiver.executors.base import DeviceFallback
 from quiver.executors.device.kernels.columns import (
     DECIMAL_INT64_PRECISION,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import array_api_compat
+
 from quiver.executors.device.kernels.columns import DeviceColumn, unify_dictionaries
 from quiver.executors.device.kernels.groupby import key_codes
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from quiver.engine.analysis.functions.catalog import SCALAR_FUNCTIONS, common_type, lookup
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
-from quiver.engine.analysis.functions.catalog import SCALAR_FUNCTIONS, common_type, lookup
 from quiver.executors.cpu.kernels import KERNELS
 
 

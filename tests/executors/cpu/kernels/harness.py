@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import NOT_LITERAL, lookup
+from quiver.engine.core import types as T
 from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.kernels import KERNELS
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.executors.base import DeviceFallback
 from quiver.executors.device.kernels.columns import (
     DeviceBatch,

@@ -11,8 +11,9 @@ import pyarrow as pa
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from quiver.engine.core import types as T
+
 from quiver.engine.analysis.analyzer import coerce
+from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import (
     Alias,

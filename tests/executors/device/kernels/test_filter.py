@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.executors.device.kernels.columns import (
     DeviceColumn,
     column_to_device,

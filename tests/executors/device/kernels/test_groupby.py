@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.executors.base import DeviceFallback
 from quiver.executors.device.kernels.columns import column_to_arrow, to_device, to_host
 from quiver.executors.device.kernels.groupby import REDUCTIONS, group_by, segment_reduce

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.executors.device.kernels.columns import to_device, to_host
 from quiver.executors.device.kernels.join import JOIN_TYPES, join_indices
 

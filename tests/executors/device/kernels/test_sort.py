@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.engine.core.expressions import Literal, SortOrder
 from quiver.executors.cpu import sort as cpu
 from quiver.executors.device.kernels.columns import column_to_device, to_host

@@ -277,9 +277,9 @@ def join_rows(a: Estimate, b: Estimate, pairs: list[tuple[AttributeRef, Attribut
     if not pairs:
         return float(a.rows) * b.rows
     left_ndv = right_ndv = 1.0
-    for l, r in pairs:
-        left_ndv *= _ndv(a, l)
-        right_ndv *= _ndv(b, r)
+    for lk, rk in pairs:
+        left_ndv *= _ndv(a, lk)
+        right_ndv *= _ndv(b, rk)
     left_ndv, right_ndv = min(left_ndv, max(a.rows, 1)), min(right_ndv, max(b.rows, 1))
     return float(a.rows) * b.rows / max(left_ndv, right_ndv, 1.0)
 

@@ -61,7 +61,7 @@ def test_failfast_names_file_and_line(tmp_path):
 
 
 def test_fast_reader_hands_over_to_python_mid_file(tmp_path):
-    lines = ['{"a": %d}' % i for i in range(150_000)] + ['{"a": "x"}', '{"a": 7}']
+    lines = [f'{{"a": {i}}}' for i in range(150_000)] + ['{"a": "x"}', '{"a": 7}']
     path = write(tmp_path / "f.json", "\n".join(lines) + "\n")
     source = file_source("json", path, {}, "a BIGINT")
     values = read_all(source).column("a").to_pylist()

@@ -64,7 +64,7 @@ def moto_server(**env: str) -> Iterator[str]:
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"moto server did not start on {endpoint}")
+                    raise RuntimeError(f"moto server did not start on {endpoint}") from None
                 time.sleep(0.1)
         yield endpoint
     finally:

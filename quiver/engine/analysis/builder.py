@@ -233,7 +233,7 @@ def pivoted_aggregates(aggregates: Sequence[Expr], column: Expr, values: Sequenc
             inner = agg.child if isinstance(agg, Alias) else agg
             label = agg.name if isinstance(agg, Alias) else inner.sql()
 
-            def only_matching(e: Expr) -> Expr:
+            def only_matching(e: Expr, cond: Expr = cond) -> Expr:
                 if not isinstance(e, AggregateFunction):
                     return e
                 args = e.args or (Literal(1, T.IntegerType()),)

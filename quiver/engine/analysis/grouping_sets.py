@@ -58,7 +58,7 @@ def grouping_sets_aggregate(child: LogicalPlan, keys: Sequence[Expr], sets: Sequ
     if n > 62:
         raise AnalysisException(f"grouping sets over {n} columns are too many; at most 62 are supported")
     branches = []
-    for number, kept in enumerate(sets):
+    for kept in sets:
         kept = set(kept)
         gid = sum(1 << (n - 1 - i) for i in range(n) if i not in kept)
         extra: list[Expr] = [Alias(k if i in kept else Literal(None, k.dtype), f"__grouping_key{i}")

@@ -125,7 +125,7 @@ class DataFrameStatFunctions:
     def _numeric(self, name: str, what: str) -> None:
         if not isinstance(name, str):
             raise TypeError(f"{what}() takes column names, got {type(name).__name__}")
-        dtype = dict((f.name, f.dataType) for f in self.df.schema.fields).get(name)
+        dtype = {f.name: f.dataType for f in self.df.schema.fields}.get(name)
         if dtype is None:
             raise AnalysisException(f"{what}(): column '{name}' does not exist; columns are {', '.join(self.df.columns)}")
         if not isinstance(dtype, T.NumericType):
@@ -201,7 +201,7 @@ class DataFrameStatFunctions:
         total = self.df.count()
         values: list[list[Any]] = []
         fields = []
-        types = dict((f.name, f.dataType) for f in self.df.schema.fields)
+        types = {f.name: f.dataType for f in self.df.schema.fields}
         for c in cols:
             counts = self.df.groupBy(F.col(c).alias("v")).count().collect()
             values.append(sorted((r[0] for r in counts if r[1] >= support * total),

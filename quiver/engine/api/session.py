@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from quiver.engine.analysis.analyzer import analyze
 from quiver.engine.api.local_data import declared_types, to_arrow_table
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
@@ -25,6 +26,7 @@ from quiver.engine.core.expressions import AttributeRef, new_expr_id
 from quiver.engine.execution.devices import DeviceSet
 from quiver.engine.execution.query_execution import CacheManager
 from quiver.engine.execution.runtime.local import LocalRuntime, parse_local_master
+from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master
 from quiver.engine.execution.scheduler import DAGScheduler
 from quiver.engine.ui.job_report import ReportedJob
 from quiver.engine.ui.progress import ProgressListener
@@ -392,6 +394,4 @@ class Catalog:
         self._session._cache.clear()
 
 
-from quiver.engine.analysis.analyzer import analyze
 from quiver.engine.api.dataframe import DataFrame  # noqa: E402  (circular: DataFrame needs Session at runtime)
-from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master

@@ -185,12 +185,13 @@ def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple
         # Keys in runs (clustered data) are aggregated run by run, without a hash table, while they last.
         runs = run_states(first, len(keys), steps)
 
-        def stream(segment: _Segment = segment, first: pa.RecordBatch = runs or first) -> Iterator[pa.RecordBatch]:
+        def stream(segment: _Segment = segment, first: pa.RecordBatch = runs or first,
+                   in_runs: bool = runs is not None) -> Iterator[pa.RecordBatch]:
             nonlocal pending
             yield first
             for batch in rows:
                 prepared = segment.prepare(batch)
-                if prepared is not None and runs is not None:
+                if prepared is not None and in_runs:
                     prepared = run_states(prepared, len(keys), steps)
                 if prepared is None:
                     pending = batch

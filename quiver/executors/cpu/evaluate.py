@@ -7,7 +7,6 @@ column is needed.
 from __future__ import annotations
 
 import decimal
-from typing import Union
 
 import numpy as np
 import pyarrow as pa
@@ -41,7 +40,7 @@ from quiver.executors.cpu.fixed_point import fixed_point_comparison, fixed_point
 from quiver.executors.cpu.kernels import KERNELS
 from quiver.executors.cpu.python_udf import evaluate_python_udf
 
-Value = Union[pa.Array, pa.ChunkedArray, pa.Scalar]
+Value = pa.Array | pa.ChunkedArray | pa.Scalar
 
 _COMPARE = {"=": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}
 

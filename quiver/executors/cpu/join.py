@@ -78,7 +78,7 @@ def _acero_join(left: pa.Table, right: pa.Table, how: str, lk: tuple[Expr, ...],
     """Acero's hash join with the payload carried through; None where Acero cannot carry a column type."""
     left, lnames = _with_keys(left, lk, "__lk")
     right, rnames = _with_keys(right, rk, "__rk")
-    for i, (a, b) in enumerate(zip(lnames, rnames)):
+    for a, b in zip(lnames, rnames):
         if left.schema.field(a).type != right.schema.field(b).type:
             right = right.set_column(right.schema.get_field_index(b), b,
                                      right.column(b).cast(left.schema.field(a).type))
@@ -286,8 +286,8 @@ def _assemble(left: pa.Table, right: pa.Table, how: str, li: np.ndarray, ri: np.
         r_null.append(np.zeros(len(extra), bool))
     lt = left.take(_indices(np.concatenate(l_idx), np.concatenate(l_null)))
     rt = right.take(_indices(np.concatenate(r_idx), np.concatenate(r_null)))
-    columns = {n: c for n, c in zip(lt.column_names, lt.columns)}
-    columns.update({n: c for n, c in zip(rt.column_names, rt.columns)})
+    columns = dict(zip(lt.column_names, lt.columns))
+    columns.update(zip(rt.column_names, rt.columns))
     return pa.table([columns[a.internal_name] for a in output], names=[a.internal_name for a in output])
 
 

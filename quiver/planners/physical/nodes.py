@@ -291,7 +291,7 @@ class HashJoinExec(PhysicalPlan):
         return self.right.num_partitions if self.strategy == "broadcast-left" else self.left.num_partitions
 
     def node_string(self) -> str:
-        keys = ", ".join(f"{l.sql()} = {r.sql()}" for l, r in zip(self.left_keys, self.right_keys))
+        keys = ", ".join(f"{lk.sql()} = {rk.sql()}" for lk, rk in zip(self.left_keys, self.right_keys))
         extra = f" AND {self.residual.sql()}" if self.residual is not None else ""
         name = "BroadcastHashJoin" if self.strategy.startswith("broadcast") else "ShuffledHashJoin"
         notes = [self.reason] if self.reason else []

@@ -529,16 +529,16 @@ def _null_safe_keys(c: Comparison, left_ids: set[int], right_ids: set[int]):
     """`l <=> r` as two ordinary keys, (coalesce(x, zero), x IS NULL), so a hash join can match nulls."""
     lr, rr = c.left.references(), c.right.references()
     if lr and rr and lr <= left_ids and rr <= right_ids:
-        l, r = c.left, c.right
+        lhs, rhs = c.left, c.right
     elif lr and rr and lr <= right_ids and rr <= left_ids:
-        l, r = c.right, c.left
+        lhs, rhs = c.right, c.left
     else:
         return None
-    zero = _zero_of(l.dtype)
-    if zero is None or l.dtype != r.dtype:
+    zero = _zero_of(lhs.dtype)
+    if zero is None or lhs.dtype != rhs.dtype:
         return None
-    return ((ScalarFunction("coalesce", (l, zero)), IsNull(l)),
-            (ScalarFunction("coalesce", (r, zero)), IsNull(r)))
+    return ((ScalarFunction("coalesce", (lhs, zero)), IsNull(lhs)),
+            (ScalarFunction("coalesce", (rhs, zero)), IsNull(rhs)))
 
 
 def _zero_of(t) -> Literal | None:

@@ -113,7 +113,9 @@ def test_declared_timestamp_ntz_is_kept_like_pyspark(spark, pyspark_session):
 
 @pytest.mark.parametrize("data", [[(1,), (2.5,)], [(True,), (1,)]], ids=["int+float", "bool+int"])
 def test_mixed_types_in_a_column_are_rejected_like_pyspark(spark, pyspark_session, data):
-    with pytest.raises(Exception):
+    from pyspark.errors import PySparkException
+
+    with pytest.raises(PySparkException):
         pyspark_session.createDataFrame(data)
     with pytest.raises(AnalysisException, match="column '_1' mixes values of type (bigint|boolean) and (double|bigint)"):
         spark.createDataFrame(data)

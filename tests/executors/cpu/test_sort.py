@@ -41,7 +41,7 @@ def _sort_orders(spec) -> tuple[SortOrder, ...]:
 
 
 def _duckdb_order(data, spec) -> list[int]:
-    table = pa.table({n: c for n, c in zip(NAMES, _columns(data))}).append_column(
+    table = pa.table(dict(zip(NAMES, _columns(data)))).append_column(
         "row", pa.array(np.arange(len(data), dtype=np.int64)))
     _DUCK.register("t", table)
     keys = []

@@ -16,7 +16,7 @@ def test_arithmetic_of_literals_folds_to_one_literal(spark, run_plan):
     df = spark.range(3).select((F.col("id") + (F.lit(1) + F.lit(2)) * 10).alias("x"))
     folded = fold_constants(df._plan)
     literals = [e for e in _exprs(folded) if isinstance(e, Literal)]
-    assert [(l.value, l.data_type) for l in literals] == [(30, T.LongType())]
+    assert [(lit.value, lit.data_type) for lit in literals] == [(30, T.LongType())]
     assert run_plan(folded) == run_plan(df._plan) == [(30,), (31,), (32,)]
 
 

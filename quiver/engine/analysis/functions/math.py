@@ -84,7 +84,7 @@ def _hex_inputs(types: list[DataType]) -> list[DataType | None]:
 
 
 def _pmod_inputs(types: list[DataType]) -> list[DataType | None]:
-    for i, t in enumerate(types):
+    for t in types:
         if not isinstance(t, (T.NumericType, T.NullType, T.StringType)):
             check_arguments("pmod", [NUMERIC, NUMERIC], types)
     wanted = [T.DoubleType() if isinstance(t, T.StringType) else t for t in types]

@@ -88,7 +88,7 @@ def _run(master: str, env: dict[str, str]) -> list[str]:
         spark.stop()
         print("still up", ray.is_initialized())
     """)
-    for attempt in range(2):
+    for _attempt in range(2):
         out = subprocess.run([sys.executable, "-c", program], env={**_without_ray_settings(), **env}, cwd=REPO,
                              capture_output=True, text=True, timeout=240)
         # Ray Client's proxy now and then loses the per-client server it forks ("Initialization failure from

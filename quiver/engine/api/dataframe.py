@@ -6,7 +6,7 @@ column name fails on the line that names it, as in PySpark; actions plan and run
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import pyarrow as pa
 
@@ -69,6 +69,16 @@ class StorageLevel:
 
     def __hash__(self) -> int:
         return hash(self.name)
+
+    # set below, one per level
+    NONE: ClassVar[StorageLevel]
+    MEMORY_ONLY: ClassVar[StorageLevel]
+    MEMORY_AND_DISK: ClassVar[StorageLevel]
+    DISK_ONLY: ClassVar[StorageLevel]
+    MEMORY_ONLY_2: ClassVar[StorageLevel]
+    MEMORY_AND_DISK_2: ClassVar[StorageLevel]
+    OFF_HEAP: ClassVar[StorageLevel]
+    MEMORY_AND_DISK_DESER: ClassVar[StorageLevel]
 
 
 for _level in ("NONE", "MEMORY_ONLY", "MEMORY_AND_DISK", "DISK_ONLY", "MEMORY_ONLY_2", "MEMORY_AND_DISK_2",
@@ -520,7 +530,7 @@ class DataFrame:
                      Alias(AggregateFunction("stddev", (a,)) if numeric else Literal(None, T.DoubleType()), f"stddev{i}"),
                      Alias(AggregateFunction("min", (a,)), f"min{i}"),
                      Alias(AggregateFunction("max", (a,)), f"max{i}")]
-        row = self._with(L.Aggregate(self._plan, (), tuple(aggs))).collect()[0] if attrs else None
+        row = self._with(L.Aggregate(self._plan, (), tuple(aggs))).collect()[0] if attrs else Row._make([], ())
         rows = []
         for stat in stats:
             values = []
@@ -530,7 +540,8 @@ class DataFrame:
                 values.append(None if v is None else format_value(v, dtype))
             rows.append((stat, *values))
         schema = T.StructType([T.StructField("summary", T.StringType())] +
-                              [T.StructField(a.name, T.StringType()) for a in attrs])
+                              [T.StructField(a.name if isinstance(a, AttributeRef) else a.sql(), T.StringType())
+                               for a in attrs])
         return self._session.createDataFrame(rows, schema)
 
     # ---------------------------------------------------------- caching
@@ -590,6 +601,12 @@ class DataFrame:
 
     def take(self, num: int) -> list[Row]:
         return self.limit(num).collect()
+
+    @overload
+    def head(self, n: None = None) -> Row | None: ...
+
+    @overload
+    def head(self, n: int) -> list[Row]: ...
 
     def head(self, n: int | None = None) -> Row | None | list[Row]:
         if n is None:

@@ -26,6 +26,8 @@ class GroupedData:
         self._df = df
         self._keys = keys
         self._pivot = pivot
+        # rollup, cube and groupingSets set the grouping sets
+        self._grouping_sets: list[tuple[int, ...]] | None = None
 
     def pivot(self, pivot_col: Any, values: list | None = None) -> GroupedData:
         """One output column per value of `pivot_col` (found with an extra job when not given)."""
@@ -38,8 +40,8 @@ class GroupedData:
         return GroupedData(self._df, self._keys, (to_expr(pivot_col), list(values)))
 
     def agg(self, *exprs: Any) -> DataFrame:
+        aggs: list[Expr] = []
         if len(exprs) == 1 and isinstance(exprs[0], dict):
-            aggs = []
             for col, fn in exprs[0].items():
                 name = _DICT_FUNCTIONS.get(fn.lower())
                 if name is None:
@@ -51,7 +53,6 @@ class GroupedData:
         else:
             if not exprs:
                 raise AnalysisException("agg() needs at least one aggregate expression")
-            aggs = []
             for e in exprs:
                 if not isinstance(e, Column):
                     raise TypeError(f"agg() takes Columns or one dict, got {type(e).__name__}")
@@ -62,9 +63,7 @@ class GroupedData:
         keys = tuple(self._keys)
         if self._pivot is not None:
             aggs = builder.pivoted_aggregates(aggs, *self._pivot)
-        # rollup, cube and groupingSets set the grouping sets
-        sets = getattr(self, "_grouping_sets", None)
-        return self._df._built(builder.aggregate, self._df._plan, keys, keys + tuple(aggs), sets)
+        return self._df._built(builder.aggregate, self._df._plan, keys, keys + tuple(aggs), self._grouping_sets)
 
     def count(self) -> DataFrame:
         return self._aggregate([Alias(AggregateFunction("count", ()), "count")])

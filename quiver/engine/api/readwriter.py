@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from quiver.connectors.object_store import bind_settings
 from quiver.connectors.registry import file_sink, file_source, is_table_format, table_sink, table_source
@@ -160,8 +160,9 @@ class DataFrameWriter:
     def partitionBy(self, *cols: str | Sequence[str]) -> DataFrameWriter:
         """Write one Hive folder `col=value` per distinct value of `cols`."""
         if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
-            cols = tuple(cols[0])
-        self._partition_by = tuple(cols)
+            self._partition_by = tuple(cols[0])
+        else:
+            self._partition_by = cast("tuple[str, ...]", cols)  # names, when not one list of them
         return self
 
     def save(self, path: str | os.PathLike | None = None, format: str | None = None, mode: str | None = None,

@@ -218,7 +218,7 @@ class DataFrameStatFunctions:
             if not 0 <= p <= 1:
                 raise AnalysisException(f"approxQuantile(): probabilities must be between 0 and 1, got {p}")
         names = [col] if isinstance(col, str) else list(col)
-        out = []
+        out: list[list[float]] = []
         for name in names:
             self._numeric(name, "approxQuantile")
             table = self.df.select(name).toArrow()

@@ -242,6 +242,7 @@ def format_double(v: float) -> str:
     if 1e-3 <= abs(v) < 1e7:
         return text if "." in text else text + ".0"
     sign, digits, exponent = _decimal.Decimal(text).as_tuple()
+    assert isinstance(exponent, int)  # v is finite: NaN and the infinities returned above
     sci_exp = len(digits) + exponent - 1
     tail = "".join(map(str, digits[1:])).rstrip("0") or "0"
     return f"{'-' if sign else ''}{digits[0]}.{tail}E{sci_exp}"

@@ -7,7 +7,6 @@ every node's `output` is a tuple of `AttributeRef`s with unique ids.
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -24,7 +23,7 @@ from quiver.engine.core.expressions import (
     new_expr_id,
     strip_alias,
 )
-from quiver.engine.core.tree import TreeNode, map_members, members, node_fields
+from quiver.engine.core.tree import TreeNode, map_members, members, node_fields, per_class
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,7 +62,7 @@ class LogicalPlan(TreeNode["LogicalPlan"]):
         return f"{type(self).__name__} [{args}]" if args else type(self).__name__
 
 
-@functools.cache
+@per_class
 def _expression_fields(cls: type[LogicalPlan]) -> tuple[str, ...]:
     return tuple(name for name in node_fields(cls) if name not in cls.output_fields)
 

@@ -239,6 +239,8 @@ class StructType(DataType):
         if isinstance(field, StructField):
             self.fields.append(field)
         else:
+            if data_type is None:
+                raise TypeError(f"StructType.add({field!r}): a field given by name needs its data type")
             dtype = parse_data_type(data_type) if isinstance(data_type, str) else data_type
             self.fields.append(StructField(field, dtype, nullable))
         return self
@@ -375,6 +377,7 @@ class _TypeParser:
             if not m:
                 raise ParseException(f"cannot parse type string {text!r} at position {pos}: unexpected {text[pos:pos + 10]!r}")
             tok = next(g for g in m.groups() if g is not None)
+            assert m.lastindex is not None  # a token matched, so one of its groups did
             self.tokens.append((tok, m.start(m.lastindex)))
             pos = m.end()
         self.i = 0
@@ -452,7 +455,7 @@ class _TypeParser:
             self.take(":")
         dtype = self.data_type()
         nullable = True
-        if self.peek() and self.peek().lower() == "not":
+        if (self.peek() or "").lower() == "not":
             self.take("not")
             self.take("null")
             nullable = False
@@ -477,7 +480,7 @@ def parse_data_type(text: str) -> DataType:
 def parse_schema(text: str) -> StructType:
     """Parse a DDL schema string such as `'name STRING, age INT'` or `'name: string, age: int'`."""
     parser = _TypeParser(text)
-    if parser.peek() and parser.peek().lower() == "struct" and len(parser.tokens) > 1 and parser.tokens[1][0] == "<":
+    if (parser.peek() or "").lower() == "struct" and len(parser.tokens) > 1 and parser.tokens[1][0] == "<":
         dtype = parser.data_type()
         if not isinstance(dtype, StructType):
             raise ParseException(f"{text!r} is not a struct type")
@@ -535,8 +538,9 @@ def _wider_decimal(a: DecimalType, b: DecimalType) -> DecimalType:
 
 
 def _decimal_for_integral(t: DataType) -> DecimalType:
-    return {ByteType: DecimalType(3, 0), ShortType: DecimalType(5, 0), IntegerType: DecimalType(10, 0),
-            LongType: DecimalType(20, 0)}[type(t)]
+    widths: dict[type[DataType], DecimalType] = {ByteType: DecimalType(3, 0), ShortType: DecimalType(5, 0),
+                                                 IntegerType: DecimalType(10, 0), LongType: DecimalType(20, 0)}
+    return widths[type(t)]
 
 
 def decimal_for_integral(t: DataType) -> DecimalType:

@@ -30,7 +30,8 @@ def _file_format() -> ds.ParquetFileFormat:
     return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
 
 
-_FOOTERS: OrderedDict[tuple[str, int, int], tuple[pq.FileMetaData, dict[str, list], pa.Schema, list[int]]] = OrderedDict()
+_FOOTERS: OrderedDict[tuple[str, int, int],
+                      tuple[pq.FileMetaData, dict[str, list], pa.Schema, list[int]]] = OrderedDict()
 _FOOTERS_LOCK = threading.Lock()
 FOOTER_CACHE_ENTRIES = 512
 

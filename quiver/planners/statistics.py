@@ -259,7 +259,8 @@ def _int_literal(e: Expr) -> int | None:
     return None
 
 
-def equi_keys(condition: Expr | None, left_ids: set[int], right_ids: set[int]) -> list[tuple[AttributeRef, AttributeRef]]:
+def equi_keys(condition: Expr | None, left_ids: set[int],
+              right_ids: set[int]) -> list[tuple[AttributeRef, AttributeRef]]:
     """The (left column, right column) equality pairs of a join condition."""
     pairs = []
     for c in split_conjuncts(condition):

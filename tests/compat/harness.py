@@ -138,7 +138,8 @@ def conf_shuffle_partitions(engine: Engine, n: int | None):
     engine.spark.conf.set("spark.sql.shuffle.partitions", n)
     current = engine.spark.conf.get("spark.sql.shuffle.partitions")
     assert current == str(n), (
-        f"{engine.name}: conf.get('spark.sql.shuffle.partitions') is {current!r} after set({n}); PySpark gives {str(n)!r}")
+        f"{engine.name}: conf.get('spark.sql.shuffle.partitions') is {current!r} after set({n}); PySpark gives "
+        f"{str(n)!r}")
     try:
         yield
     finally:

@@ -523,7 +523,8 @@ def _coerce_node(e: Expr) -> Expr:
         value, offset, default = e.args
         return WindowFunction(e.name, (value, offset, _cast(default, value.dtype)))
     if isinstance(e, AggregateFunction):
-        if e.name in ("sum", "avg", "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and e.args:
+        if e.name in ("sum", "avg", "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp",
+                      "var_pop") and e.args:
             if isinstance(e.args[0].dtype, T.StringType):
                 return replace(e, args=(Cast(e.args[0], T.DoubleType()),) + e.args[1:])
         e.dtype  # noqa: B018 — raises AnalysisException for unsupported argument types

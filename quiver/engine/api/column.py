@@ -176,7 +176,8 @@ class Column:
     def when(self, condition: Column, value: Any) -> Column:
         e = self.expr
         if not isinstance(e, CaseWhen) or e.else_value is not None:
-            raise AnalysisException("when() can only be applied on a Column built by functions.when() and not yet given otherwise()")
+            raise AnalysisException("when() can only be applied on a Column built by functions.when() and not yet "
+                                    "given otherwise()")
         return Column(CaseWhen(e.conditions + (condition.expr,), e.values + (literal_expr(value),), None))
 
     def otherwise(self, value: Any) -> Column:

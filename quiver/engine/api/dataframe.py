@@ -168,7 +168,8 @@ class DataFrame:
         mapping = dict(colsMap[0]) if colsMap else {}
         for name, c in mapping.items():
             if not isinstance(c, Column):
-                raise AnalysisException(f"withColumn('{name}', ...) needs a Column, got {type(c).__name__}; wrap values in F.lit()")
+                raise AnalysisException(f"withColumn('{name}', ...) needs a Column, got {type(c).__name__}; wrap "
+                                        "values in F.lit()")
         projections: list[Expr] = []
         replaced = set()
         for a in self._plan.output:
@@ -497,7 +498,8 @@ class DataFrame:
         targets = None if names is None else {n.lower() for n in names}
         projections: list[Expr] = []
         for a in self._plan.output:
-            usable = [(o, n) for o, n in pairs if _fill_applies(o, a.dtype) and (n is None or _fill_applies(n, a.dtype))]
+            usable = [(o, n) for o, n in pairs if _fill_applies(o, a.dtype)
+                      and (n is None or _fill_applies(n, a.dtype))]
             if (targets is not None and a.name.lower() not in targets) or not usable:
                 projections.append(a)
                 continue
@@ -527,7 +529,8 @@ class DataFrame:
             numeric = isinstance(a.dtype, T.NumericType)
             aggs += [Alias(AggregateFunction("count", (a,)), f"count{i}"),
                      Alias(AggregateFunction("avg", (a,)) if numeric else Literal(None, T.DoubleType()), f"mean{i}"),
-                     Alias(AggregateFunction("stddev", (a,)) if numeric else Literal(None, T.DoubleType()), f"stddev{i}"),
+                     Alias(AggregateFunction("stddev", (a,)) if numeric else Literal(None, T.DoubleType()),
+                           f"stddev{i}"),
                      Alias(AggregateFunction("min", (a,)), f"min{i}"),
                      Alias(AggregateFunction("max", (a,)), f"max{i}")]
         row = self._with(L.Aggregate(self._plan, (), tuple(aggs))).collect()[0] if attrs else Row._make([], ())
@@ -750,7 +753,8 @@ def table_to_rows(table: pa.Table) -> list[Row]:
     """Rows of an Arrow table; structs become Rows, maps become dicts, as PySpark returns them."""
     names = table.column_names
     columns = [_py_values(table.column(i)) for i in range(table.num_columns)]
-    return [Row._make(names, values) for values in zip(*columns)] if columns else [Row._make([], ()) for _ in range(table.num_rows)]
+    return [Row._make(names, values) for values in zip(*columns)] if columns else [Row._make([], ())
+                                                                                   for _ in range(table.num_rows)]
 
 
 def _py_values(col: pa.ChunkedArray) -> list:

@@ -127,7 +127,8 @@ class DataFrameStatFunctions:
             raise TypeError(f"{what}() takes column names, got {type(name).__name__}")
         dtype = {f.name: f.dataType for f in self.df.schema.fields}.get(name)
         if dtype is None:
-            raise AnalysisException(f"{what}(): column '{name}' does not exist; columns are {', '.join(self.df.columns)}")
+            raise AnalysisException(f"{what}(): column '{name}' does not exist; columns are "
+                                    f"{', '.join(self.df.columns)}")
         if not isinstance(dtype, T.NumericType):
             raise AnalysisException(f"{what}(): column '{name}' is {dtype.simpleString()}, not numeric")
 

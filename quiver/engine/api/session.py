@@ -155,7 +155,8 @@ class Session:
         cpu = CpuExecutor()
         self._devices = DeviceSet(cpu)
         self._threads = self._runtime.parallelism
-        self._scheduler = DAGScheduler(self._runtime, cpu, self.conf.max_failures(), self._place, job_record=ReportedJob)
+        self._scheduler = DAGScheduler(self._runtime, cpu, self.conf.max_failures(), self._place,
+                                       job_record=ReportedJob)
         self._scheduler.listeners.append(ProgressListener(self.conf))
         self.last_placements: dict[int, StagePlacement] = {}
         self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())

@@ -657,7 +657,8 @@ NULL_PRODUCING_FUNCTIONS = frozenset({
     "try_element_at", "get", "array_max", "array_min", "arrays_overlap",
 })
 
-NONDETERMINISTIC_FUNCTIONS = frozenset({"rand", "random", "randn", "uuid", "monotonically_increasing_id", "spark_partition_id"})
+NONDETERMINISTIC_FUNCTIONS = frozenset({"rand", "random", "randn", "uuid", "monotonically_increasing_id",
+                                        "spark_partition_id"})
 
 
 AGGREGATE_FUNCTIONS = (
@@ -799,7 +800,8 @@ def contains_window(e: Expr) -> bool:
     return any(isinstance(x, WindowExpression) for x in e.walk())
 
 
-WINDOW_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "nth_value")
+WINDOW_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+                    "nth_value")
 RANKING_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile")
 # Window functions that read the window's frame, as aggregates do (default: RANGE UNBOUNDED..CURRENT ROW).
 FRAMED_WINDOW_FUNCTIONS = ("nth_value",)

@@ -194,7 +194,8 @@ class Aggregate(UnaryNode):
         return self.grouping + self.aggregates
 
     def map_expressions(self, fn: Callable[[Expr], Expr]) -> LogicalPlan:
-        return replace(self, grouping=tuple(fn(e) for e in self.grouping), aggregates=tuple(fn(e) for e in self.aggregates))
+        return replace(self, grouping=tuple(fn(e) for e in self.grouping),
+                       aggregates=tuple(fn(e) for e in self.aggregates))
 
     @cached_property
     def output(self) -> tuple[AttributeRef, ...]:
@@ -403,7 +404,8 @@ def plan_stats_rows(plan: LogicalPlan) -> int | None:
 
 __all__ = [
     "LogicalPlan", "UnaryNode", "LocalRelation", "SourceScan", "RangeRelation", "Project", "Filter", "Aggregate",
-    "Sort", "Window", "Repartition", "Limit", "SubqueryAlias", "InMemoryRelation", "Join", "Union", "transform_up", "transform_down",
+    "Sort", "Window", "Repartition", "Limit", "SubqueryAlias", "InMemoryRelation", "Join", "Union", "transform_up",
+    "transform_down",
     "attributes_of", "named_output", "JOIN_TYPES", "JOIN_TYPE_ALIASES",
 ]
 

@@ -235,7 +235,8 @@ class StructType(DataType):
     def fieldNames(self) -> list[str]:
         return self.names
 
-    def add(self, field: str | StructField, data_type: DataType | str | None = None, nullable: bool = True) -> StructType:
+    def add(self, field: str | StructField, data_type: DataType | str | None = None,
+            nullable: bool = True) -> StructType:
         if isinstance(field, StructField):
             self.fields.append(field)
         else:
@@ -293,7 +294,8 @@ def _tree_lines(lines: list[str], prefix: str, name: str, dtype: DataType, note:
         _tree_lines(lines, inner, "element", dtype.elementType, f"containsNull = {str(dtype.containsNull).lower()}")
     elif isinstance(dtype, MapType):
         _tree_lines(lines, inner, "key", dtype.keyType, None)
-        _tree_lines(lines, inner, "value", dtype.valueType, f"valueContainsNull = {str(dtype.valueContainsNull).lower()}")
+        _tree_lines(lines, inner, "value", dtype.valueType,
+                    f"valueContainsNull = {str(dtype.valueContainsNull).lower()}")
     elif isinstance(dtype, StructType):
         for f in dtype.fields:
             _tree_lines(lines, inner, f.name, f.dataType, f"nullable = {str(f.nullable).lower()}")
@@ -375,7 +377,8 @@ class _TypeParser:
                 break
             m = _TOKEN.match(text, pos)
             if not m:
-                raise ParseException(f"cannot parse type string {text!r} at position {pos}: unexpected {text[pos:pos + 10]!r}")
+                raise ParseException(f"cannot parse type string {text!r} at position {pos}: unexpected "
+                                     f"{text[pos:pos + 10]!r}")
             tok = next(g for g in m.groups() if g is not None)
             assert m.lastindex is not None  # a token matched, so one of its groups did
             self.tokens.append((tok, m.start(m.lastindex)))
@@ -393,10 +396,12 @@ class _TypeParser:
 
     def take(self, expected: str | None = None) -> str:
         if self.i >= len(self.tokens):
-            raise ParseException(f"cannot parse type string {self.text!r}: unexpected end, expected {expected or 'a type'}")
+            raise ParseException(f"cannot parse type string {self.text!r}: unexpected end, expected "
+                                 f"{expected or 'a type'}")
         tok, pos = self.tokens[self.i]
         if expected is not None and expected != "a number" and tok.lower() != expected:
-            raise ParseException(f"cannot parse type string {self.text!r} at position {pos}: expected {expected!r}, found {tok!r}")
+            raise ParseException(f"cannot parse type string {self.text!r} at position {pos}: expected {expected!r}, "
+                                 f"found {tok!r}")
         self.i += 1
         return tok
 

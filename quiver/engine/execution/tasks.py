@@ -246,5 +246,6 @@ class InputBlocks:
                               f"({len(self._blocks)} blocks)") from None
 
 
-__all__ = ["BlocksLost", "CutByRange", "InputBlocks", "ReturnResult", "StageTask", "TaskResources", "TaskRun", "TaskSpec",
+__all__ = ["BlocksLost", "CutByRange", "InputBlocks", "ReturnResult", "StageTask", "TaskResources", "TaskRun",
+           "TaskSpec",
            "WriteShuffle", "preorder", "stage_inputs", "stage_outputs"]

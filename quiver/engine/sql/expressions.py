@@ -397,7 +397,8 @@ class ExpressionTranslator:
                                                Literal(sign * days, T.IntegerType()),
                                                Literal(sign * micros, T.LongType())))
         text = interval.sql(dialect="spark")
-        return SparkDisplay(call, (base,), "{} " + ("-" if sign < 0 else "+") + " " + text.replace("{", "{{").replace("}", "}}"))
+        return SparkDisplay(call, (base,),
+                            "{} " + ("-" if sign < 0 else "+") + " " + text.replace("{", "{{").replace("}", "}}"))
 
     def _comparison(self, node: exp.Binary, op: str) -> Expr:
         return Comparison(op, self.translate(node.this), self.translate(node.expression))
@@ -615,7 +616,8 @@ class ExpressionTranslator:
     def _subquery_plan(self, node: exp.Expression, what: str, columns: int | None) -> LogicalPlan:
         """The subquery's plan; `columns` is how many columns it must return (None: any)."""
         if self.subquery_plan is None:
-            raise self.unsupported(node, what, "subqueries are part of spark.sql() queries, not of F.expr() or filter(str)")
+            raise self.unsupported(node, what,
+                                   "subqueries are part of spark.sql() queries, not of F.expr() or filter(str)")
         plan = self.subquery_plan(node)
         if columns is not None and len(plan.output) != columns:
             want = "exactly one column" if columns == 1 else f"{columns} columns, one per value on the left of IN"
@@ -804,7 +806,8 @@ def interval_parts(node: exp.Interval, exprs: ExpressionTranslator) -> tuple[int
     """An INTERVAL literal as (months, days, microseconds): `INTERVAL '90' DAY`, `INTERVAL 3 MONTHS`, `INTERVAL '1 year 2 days'`."""
     value = node.this
     if not isinstance(value, exp.Literal):
-        raise exprs.unsupported(node, "an INTERVAL whose amount is not a literal", "use date_add(d, n) or add_months(d, n)")
+        raise exprs.unsupported(node, "an INTERVAL whose amount is not a literal",
+                                "use date_add(d, n) or add_months(d, n)")
     unit = node.args.get("unit")
     pairs = [(value.this, unit.name)] if unit is not None else _INTERVAL_PART.findall(str(value.this))
     if not pairs or (unit is None and _INTERVAL_PART.sub("", str(value.this)).strip()):

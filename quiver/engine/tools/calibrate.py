@@ -322,7 +322,8 @@ def measure(sizes: Sequence[int], repeats: int = 3, operators: Iterable[str] = O
         data = Inputs(seed, folder)
         for op, variant in itertools.product(operators, variants):
             CASES[op](Inputs(seed, folder), variant, 256).run()  # the first call may compile or import
-        cases = [CASES[op](data, variant, int(rows)) for op, variant, rows in itertools.product(operators, variants, sizes)]
+        cases = [CASES[op](data, variant, int(rows))
+                 for op, variant, rows in itertools.product(operators, variants, sizes)]
         return time_cases(cases, repeats, CLOCKS[clock], data.rng)
 
 

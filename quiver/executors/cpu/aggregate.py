@@ -332,7 +332,8 @@ def _group(source: pa.Table | pa.RecordBatchReader, nkeys: int, steps: list[_Ste
         node = acero.Declaration("table_source", acero.TableSourceNodeOptions(source))
     else:
         node = acero.Declaration("record_batch_reader_source", acero.RecordBatchReaderSourceNodeOptions(source))
-    plan = acero.Declaration.from_sequence([node, acero.Declaration("aggregate", acero.AggregateNodeOptions(aggs, keys=key_names))])
+    plan = acero.Declaration.from_sequence([node, acero.Declaration("aggregate",
+                                                                    acero.AggregateNodeOptions(aggs, keys=key_names))])
     out = plan.to_table(use_threads=False)
     return out.select(key_names[:nkeys] + [s.output for s in steps])
 

@@ -72,7 +72,8 @@ def largest_magnitude(values: np.ndarray) -> int:
     return max(abs(int(values.max())), abs(int(values.min()))) if len(values) else 0
 
 
-def _as_decimal128(unscaled: np.ndarray, validity: pa.Buffer | None, null_count: int, out: pa.Decimal128Type) -> pa.Array:
+def _as_decimal128(unscaled: np.ndarray, validity: pa.Buffer | None, null_count: int,
+                   out: pa.Decimal128Type) -> pa.Array:
     """A decimal128 array of `out` whose values are `unscaled`, sign-extended to 128 bits."""
     words = np.empty((len(unscaled), 2), dtype=np.int64)
     words[:, 0] = unscaled

@@ -191,9 +191,11 @@ class CpuExecutor:
 
     # ---------------------------------------------------------- blocking
 
-    def _HashAggregateExec(self, plan: P.HashAggregateExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+    def _HashAggregateExec(self, plan: P.HashAggregateExec, partition: int,
+                           ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         # A partial aggregate groups string keys by their dictionary codes (quiver/executors/cpu/aggregate_inputs.py).
-        child = self._encoded(plan.child, partition, ctx) if plan.mode == "partial" else self.execute(plan.child, partition, ctx)
+        child = self._encoded(plan.child, partition, ctx) if plan.mode == "partial" else self.execute(plan.child,
+                                                                                                      partition, ctx)
         yield from aggregate_partition(child, plan.keys, plan.calls, plan.mode)
 
     def _KeyFilterExec(self, plan: P.KeyFilterExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
@@ -231,7 +233,8 @@ class CpuExecutor:
         out = join_tables(left, right, plan.how, plan.left_keys, plan.right_keys, plan.residual, plan.output)
         yield from out.to_batches()
 
-    def _NestedLoopJoinExec(self, plan: P.NestedLoopJoinExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+    def _NestedLoopJoinExec(self, plan: P.NestedLoopJoinExec, partition: int,
+                            ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         left = self._table(plan.left, partition, ctx)
         right = self._table(plan.right, partition, ctx)
         out = join_tables(left, right, plan.how, (), (), plan.condition, plan.output)

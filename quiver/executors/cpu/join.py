@@ -49,7 +49,8 @@ def join_tables(
     return _assemble(left, right, how, li, ri, output)
 
 
-def _key_matches(left: pa.Table, right: pa.Table, lk: tuple[Expr, ...], rk: tuple[Expr, ...]) -> tuple[np.ndarray, np.ndarray]:
+def _key_matches(left: pa.Table, right: pa.Table, lk: tuple[Expr, ...], rk: tuple[Expr, ...]) -> tuple[np.ndarray,
+                                                                                                       np.ndarray]:
     lbatch = _as_batch(left)
     rbatch = _as_batch(right)
     lcols = {f"k{i}": evaluate_array(e, lbatch) for i, e in enumerate(lk)}
@@ -232,7 +233,8 @@ def _all_pairs(n_left: int, n_right: int) -> tuple[np.ndarray, np.ndarray]:
     return li, ri
 
 
-def _apply_residual(left: pa.Table, right: pa.Table, li: np.ndarray, ri: np.ndarray, condition: Expr) -> tuple[np.ndarray, np.ndarray]:
+def _apply_residual(left: pa.Table, right: pa.Table, li: np.ndarray, ri: np.ndarray,
+                    condition: Expr) -> tuple[np.ndarray, np.ndarray]:
     keep_l, keep_r = [], []
     for start in range(0, len(li), PAIR_CHUNK):
         cl, cr = li[start:start + PAIR_CHUNK], ri[start:start + PAIR_CHUNK]

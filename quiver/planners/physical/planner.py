@@ -96,7 +96,8 @@ def output_partitioning(plan: PhysicalPlan) -> Any | None:
         return part
     if isinstance(plan, HashAggregateExec) and plan.mode != "partial":
         return output_partitioning(plan.child)
-    if isinstance(plan, HashJoinExec) and plan.strategy == "shuffle" and plan.how in ("inner", "left", "left_semi", "left_anti"):
+    if isinstance(plan, HashJoinExec) and plan.strategy == "shuffle" and plan.how in ("inner", "left", "left_semi",
+                                                                                      "left_anti"):
         return output_partitioning(plan.left)
     return None
 

@@ -120,7 +120,8 @@ def test_resolve_name_prefers_an_exact_case_match():
     upper = AttributeRef("A", T.IntegerType(), True, new_expr_id())
     assert resolve_name(("A",), (lower, upper)) is upper
     assert resolve_name(("a",), (lower, upper)) is lower
-    twins = (AttributeRef("A", T.IntegerType(), True, new_expr_id()), AttributeRef("A", T.IntegerType(), True, new_expr_id()))
+    twins = (AttributeRef("A", T.IntegerType(), True, new_expr_id()),
+             AttributeRef("A", T.IntegerType(), True, new_expr_id()))
     with pytest.raises(AnalysisException, match="'a' is ambiguous"):
         resolve_name(("a",), twins)
 

@@ -117,7 +117,8 @@ def test_mixed_types_in_a_column_are_rejected_like_pyspark(spark, pyspark_sessio
 
     with pytest.raises(PySparkException):
         pyspark_session.createDataFrame(data)
-    with pytest.raises(AnalysisException, match="column '_1' mixes values of type (bigint|boolean) and (double|bigint)"):
+    with pytest.raises(AnalysisException,
+                       match="column '_1' mixes values of type (bigint|boolean) and (double|bigint)"):
         spark.createDataFrame(data)
 
 

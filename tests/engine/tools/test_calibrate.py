@@ -90,7 +90,8 @@ def emulated_gpu():
 @pytest.fixture(scope="module")
 def emulated_gpu_profile(tmp_path_factory, emulated_gpu):
     path = tmp_path_factory.mktemp("calibrate") / "gpu.json"
-    D.calibrate_device("gpu", str(path), executor=emulated_gpu, sizes=(1 << 10, 1 << 15), repeats=3)  # wide apart: slopes above timer noise
+    D.calibrate_device("gpu", str(path), executor=emulated_gpu, sizes=(1 << 10, 1 << 15),
+                       repeats=3)  # wide apart: slopes above timer noise
     return load_profile(str(path))
 
 

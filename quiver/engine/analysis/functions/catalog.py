@@ -346,7 +346,8 @@ def lookup(name: str) -> FunctionSpec:
         return spec
     close = difflib.get_close_matches(name.lower(), SCALAR_FUNCTIONS, n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise AnalysisException(f"undefined function '{name}'.{hint} Scalar functions are: {', '.join(sorted(SCALAR_FUNCTIONS))}")
+    raise AnalysisException(f"undefined function '{name}'.{hint} Scalar functions are: "
+                            f"{', '.join(sorted(SCALAR_FUNCTIONS))}")
 
 
 class CatalogSignatures:

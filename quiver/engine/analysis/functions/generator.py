@@ -21,7 +21,8 @@ def _generator_type(types: list[DataType]) -> DataType:
 def _inline_type(types: list[DataType]) -> DataType:
     t = types[0]
     if not (isinstance(t, T.ArrayType) and isinstance(t.elementType, (T.StructType, T.NullType))):
-        raise AnalysisException(f"function inline: the argument must be an ARRAY of STRUCTs, but it is {t.simpleString()}")
+        raise AnalysisException("function inline: the argument must be an ARRAY of STRUCTs, but it is "
+                                f"{t.simpleString()}")
     return t
 
 

@@ -56,7 +56,8 @@ def _format_number_inputs(types: list[DataType]) -> list[DataType | None]:
 
 
 unary(["upper", "lower", "ucase", "lcase", "initcap"], STRING, T.StringType())
-unary(["length", "char_length", "character_length", "len", "octet_length", "bit_length"], STRING_OR_BINARY, T.IntegerType())
+unary(["length", "char_length", "character_length", "len", "octet_length", "bit_length"], STRING_OR_BINARY,
+      T.IntegerType())
 unary(["ascii"], STRING, T.IntegerType())
 for _name, _side in (("trim", "BOTH"), ("ltrim", "LEADING"), ("rtrim", "TRAILING")):
     register(_name, 1, 2, returns(T.StringType()), takes(_name, STRING, STRING), _trim(_side, _name))

@@ -473,7 +473,8 @@ def slice_(args: list[Value], rt: T.DataType) -> Value:
     s = _np(pc.fill_null(start.cast(pa.int64()), 1)).astype(np.int64)
     k = _np(pc.fill_null(length.cast(pa.int64()), 0)).astype(np.int64)
     if ((s == 0) & ~null).any():
-        raise QuiverError("slice: unexpected value 0 for start; SQL array indices start at 1 (negative counts from the end)")
+        raise QuiverError("slice: unexpected value 0 for start; SQL array indices start at 1 (negative counts from the "
+                          "end)")
     if ((k < 0) & ~null).any():
         raise QuiverError(f"slice: unexpected negative length {int(k[(k < 0) & ~null][0])}; the length must be >= 0")
     lengths = _lengths(lists)

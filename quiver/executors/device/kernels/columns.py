@@ -108,7 +108,8 @@ def _move(host: np.ndarray, xp: Any, device: Any) -> Any:
     return xp.asarray(host) if device is None else xp.asarray(host, device=device)
 
 
-def column_to_device(arr: pa.Array | pa.ChunkedArray, xp: Any, device: Any = None, name: str | None = None) -> DeviceColumn:
+def column_to_device(arr: pa.Array | pa.ChunkedArray, xp: Any, device: Any = None,
+                     name: str | None = None) -> DeviceColumn:
     """One Arrow array as a device column; TypeError when its type has no device representation,
     DeviceFallback (naming column `name`) when a decimal holds a value beyond 64 bits."""
     if isinstance(arr, pa.ChunkedArray):

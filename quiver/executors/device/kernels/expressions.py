@@ -345,7 +345,8 @@ def _negate(expr: Negate, ctx: _Context) -> DeviceColumn:
     t = expr.dtype
     if isinstance(t, T.DecimalType) and t.precision > DECIMAL_INT64_PRECISION \
             and largest_magnitude(child.values, child.valid, ctx.xp) > INT64_MAX:
-        raise DeviceFallback(f"{expr.sql()} negates -2**63 unscaled, whose negation leaves the 64 bits of a device decimal")
+        raise DeviceFallback(f"{expr.sql()} negates -2**63 unscaled, whose negation leaves the 64 bits of a device "
+                             "decimal")
     return DeviceColumn(-child.values, child.valid, t.to_arrow())
 
 
@@ -467,7 +468,8 @@ def _comparable(left: DeviceColumn, right: DeviceColumn, xp: Any) -> tuple[Any, 
         return left.values, right.values
     a, b = left.values, right.values
     if a.dtype != b.dtype:
-        wide = xp.float64 if (xp.isdtype(a.dtype, "real floating") or xp.isdtype(b.dtype, "real floating")) else xp.int64
+        wide = xp.float64 if (xp.isdtype(a.dtype, "real floating")
+                              or xp.isdtype(b.dtype, "real floating")) else xp.int64
         a, b = xp.astype(a, wide), xp.astype(b, wide)
     if a.dtype == xp.bool:
         a, b = xp.astype(a, xp.int8), xp.astype(b, xp.int8)

@@ -64,7 +64,8 @@ special = st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.5, -2.5, 3.0, 0.5, 
                                                 float("nan"), float("inf"), float("-inf"), 1e300]))
 maybe_bool = st.one_of(st.none(), st.booleans())
 dec72 = st.one_of(st.none(), st.decimals(min_value=D("-99999.99"), max_value=D("99999.99"), places=2,
-                                         allow_nan=False, allow_infinity=False), st.sampled_from([D("-0.05"), D("2.55")]))
+                                         allow_nan=False, allow_infinity=False),
+                  st.sampled_from([D("-0.05"), D("2.55")]))
 dec53 = st.one_of(st.none(), st.decimals(min_value=D("-99.999"), max_value=D("99.999"), places=3,
                                          allow_nan=False, allow_infinity=False))
 text = st.one_of(st.none(), st.sampled_from(["a", "b", "", "ab", "é"]))
@@ -114,8 +115,10 @@ DECIMAL = [BinaryArithmetic("+", D1, D2), BinaryArithmetic("-", D2, D1), BinaryA
            BinaryArithmetic("+", D1, X)]
 COMPARISONS = [Comparison(op, left, right) for op in ("=", "<", "<=", ">", ">=", "<=>")
                for left, right in ((A, B), (X, Y), (F, X), (I32, A), (P, Q), (D1, D2), (DT, lit(dt.date(2000, 1, 1))),
-                                   (TS, DT), (X, lit(float("nan"))), (A, lit(None, T.LongType())), (D1, lit(D("1.50"))))]
-STRINGS = [Comparison("=", S, lit("a")), Comparison("=", S, S2), Comparison("<=>", S, S2), Comparison("=", lit("b"), S2),
+                                   (TS, DT), (X, lit(float("nan"))), (A, lit(None, T.LongType())),
+                                   (D1, lit(D("1.50"))))]
+STRINGS = [Comparison("=", S, lit("a")), Comparison("=", S, S2), Comparison("<=>", S, S2),
+           Comparison("=", lit("b"), S2),
            Comparison("<=>", S, lit(None, T.StringType())), Not(Comparison("=", S, lit("zz"))),
            In(S, (lit("a"), lit(""))), In(S, (lit("b"), lit(None, T.StringType()))), In(S, (S2, lit("a"))),
            S, Alias(S2, "t"), lit("const"), lit(None, T.StringType()),
@@ -153,8 +156,10 @@ def test_every_supported_expression_matches_the_cpu_executor(xp, data):
 FIXED_ROWS = [
     (7, 0, -7, 5.5, 0.0, float("nan"), True, None, D("-123.45"), D("0.005"), "a", "a", dt.date(1969, 12, 31), -1),
     (-7, 3, 2**31 - 1, -5.5, -0.0, -0.0, False, False, D("99999.99"), D("-99.999"), "b", None, None, 86_400_000_000),
-    (None, -3, None, float("inf"), float("inf"), 1e20, None, True, None, D("1.000"), None, "a", dt.date(2000, 1, 1), None),
-    (-(2**63), -2, -(2**31), float("nan"), float("nan"), float("-inf"), True, True, D("0.05"), D("-0.500"), "", "", None,
+    (None, -3, None, float("inf"), float("inf"), 1e20, None, True, None, D("1.000"), None, "a", dt.date(2000, 1, 1),
+     None),
+    (-(2**63), -2, -(2**31), float("nan"), float("nan"), float("-inf"), True, True, D("0.05"), D("-0.500"), "", "",
+     None,
      -86_400_000_001),
 ]
 
@@ -261,7 +266,8 @@ CHARGE = BinaryArithmetic("*", BinaryArithmetic("*", PRICE, BinaryArithmetic("-"
                           BinaryArithmetic("+", lit(1), DISC))
 WIDE_EXPRESSIONS = [
     BinaryArithmetic("*", PRICE, BinaryArithmetic("-", lit(1), DISC)), CHARGE, BinaryArithmetic("+", W, V),
-    BinaryArithmetic("-", V, W), BinaryArithmetic("*", W, W), BinaryArithmetic("*", W, PRICE), BinaryArithmetic("+", Z, W),
+    BinaryArithmetic("-", V, W), BinaryArithmetic("*", W, W), BinaryArithmetic("*", W, PRICE),
+    BinaryArithmetic("+", Z, W),
     BinaryArithmetic("-", W, lit(D("0.0001"))), BinaryArithmetic("*", W, lit(D("0.5"))), Negate(W), Negate(Z),
     Comparison("<", W, V), Comparison("=", Z, W), Comparison(">=", V, PRICE), Comparison("<=>", W, W),
     In(W, (lit(D("1.5")), lit(D("-0.0005")))), CaseWhen((Comparison(">", W, lit(0)),), (W,), V),
@@ -322,7 +328,8 @@ def test_wide_decimals_round_half_up_and_null_beyond_precision_as_spark(xp):
                                                   None, None]
     assert run(Cast(R, T.DecimalType(38, 0))) == [D(1), D(-1), D(0), D(-1), D(1), D(0), D(0)]
     assert run(Cast(R, T.LongType())) == [0] * 7
-    assert run(BinaryArithmetic("*", W, lit(D("0.5"))))[:4] == [D("0.00025"), D("-0.00025"), D("0.00020"), D("-0.00075")]
+    assert run(BinaryArithmetic("*", W, lit(D("0.5"))))[:4] == [D("0.00025"), D("-0.00025"), D("0.00020"),
+                                                                D("-0.00075")]
     product = BinaryArithmetic("*", W, lit(D("0.0010")))  # 8 places rounded to Spark's 6 (decimal(38,6))
     assert run(product)[:4] == [D("0.000001"), D("-0.000001"), D("0.000000"), D("-0.000002")]
 

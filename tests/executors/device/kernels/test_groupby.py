@@ -83,11 +83,13 @@ def _expected(values: list, fn: str):
 
 
 VALUE_REDUCTIONS = {"vi": ("sum", "count", "count_all", "min", "max"), "vf": ("sum", "count", "min", "max"),
-                    "vd": ("sum", "min", "max"), "vb": ("any", "all", "count", "min", "max"), "vs": ("min", "max", "count")}
+                    "vd": ("sum", "min", "max"), "vb": ("any", "all", "count", "min", "max"),
+                    "vs": ("min", "max", "count")}
 
 
 @settings(max_examples=60, deadline=None)
-@given(data=st.lists(row, max_size=40), key_names=st.lists(st.sampled_from(["ki", "kf", "ks"]), unique=True, max_size=3))
+@given(data=st.lists(row, max_size=40),
+       key_names=st.lists(st.sampled_from(["ki", "kf", "ks"]), unique=True, max_size=3))
 def test_group_by_and_every_reduction_match_a_python_group_by(xp, data, key_names):
     batch = _batch(data)
     device = to_device(batch, xp)

@@ -102,7 +102,8 @@ def test_string_keys_match_by_value_across_different_dictionaries(xp):
 
 
 def test_keys_of_different_integer_widths_and_float_widths_join(xp):
-    left = to_device(pa.record_batch({"k": pa.array([1, 2, 3], pa.int32()), "f": pa.array([0.5, -0.0, 2.0], pa.float32())}), xp)
+    left = to_device(pa.record_batch({"k": pa.array([1, 2, 3], pa.int32()),
+                                      "f": pa.array([0.5, -0.0, 2.0], pa.float32())}), xp)
     right = to_device(pa.record_batch({"k": pa.array([3, 1], pa.int64()), "f": pa.array([2.0, 0.5])}), xp)
     li, ri = join_indices([left.column("k"), left.column("f")], [right.column("k"), right.column("f")], "inner", xp)
     assert list(zip(to_host(li).tolist(), to_host(ri).tolist())) == [(0, 1), (2, 0)]

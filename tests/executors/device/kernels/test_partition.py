@@ -44,7 +44,8 @@ def key_columns(draw):
     for kind in kinds:
         t, values = STRATEGIES[kind]
         data = draw(st.lists(st.one_of(st.none(), values), min_size=n, max_size=n))
-        columns.append(pa.array(data, t.value_type).dictionary_encode() if pa.types.is_dictionary(t) else pa.array(data, t))
+        columns.append(pa.array(data, t.value_type).dictionary_encode() if pa.types.is_dictionary(t)
+                       else pa.array(data, t))
     return columns
 
 

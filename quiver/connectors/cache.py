@@ -1,11 +1,11 @@
 """The storage-side cache: byte ranges of files on slow storage, kept in memory and on local disk.
 
-Scans of object storage read the same footers and column chunks again and again. Every file
-opened through a `CachingFileSystem` is read in aligned blocks, and each block is kept under
-the file's URI, size and version (its ETag on S3, else its modification time), first in a memory tier, then, when that tier is
-full, in a disk tier, each bounded in bytes and evicted least recently used first. A second
-scan of unchanged files therefore reads no bytes from the store. A changed file has a new
-ETag (or modification time), hence new keys: its old blocks are never served, and they age out.
+Scans of object storage read the same footers and column chunks again and again. Every file opened through a
+`CachingFileSystem` is read in aligned blocks, and each block is kept under the file's URI, size and version
+(its ETag on S3, else its modification time), first in a memory tier, then, when that tier is full, in a disk
+tier, each bounded in bytes and evicted least recently used first. A second scan of unchanged files therefore
+reads no bytes from the store. A changed file has a new ETag (or modification time), hence new keys: its old
+blocks are never served, and they age out.
 
 Listing and file metadata (sizes, times) always come from the store: that is how a change is
 seen. `storage_cache_stats()` counts hits, misses and bytes read from the store or saved.

@@ -167,7 +167,8 @@ EXISTS = {
         "SELECT p.name FROM sq_people p WHERE p.age > 30 "
         "AND EXISTS (SELECT 1 FROM sq_depts d WHERE d.dept_id = p.dept_id AND d.hq = 'Paris')",
     "exists_aggregate_always_one_row":
-        "SELECT d.dept_name FROM sq_depts d WHERE EXISTS (SELECT count(*) FROM sq_people p WHERE p.dept_id = d.dept_id)",
+        "SELECT d.dept_name FROM sq_depts d "
+        "WHERE EXISTS (SELECT count(*) FROM sq_people p WHERE p.dept_id = d.dept_id)",
     "exists_group_by_subquery":
         "SELECT d.dept_name FROM sq_depts d "
         "WHERE EXISTS (SELECT p.city FROM sq_people p WHERE p.dept_id = d.dept_id GROUP BY p.city)",
@@ -204,7 +205,8 @@ NESTED = {
     "cte_correlated_same_cte":
         "WITH known AS (SELECT * FROM sq_people WHERE age IS NOT NULL) "
         "SELECT k1.name FROM known k1 WHERE k1.age = (SELECT max(k2.age) FROM known k2 WHERE k2.city = k1.city)",
-    "cte_in_list": "WITH ids AS (SELECT k FROM sq_b WHERE w > 150) SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM ids)",
+    "cte_in_list":
+        "WITH ids AS (SELECT k FROM sq_b WHERE w > 150) SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM ids)",
     "same_table_in": "SELECT name FROM sq_people WHERE id IN (SELECT id FROM sq_people WHERE age > 30)",
     "same_table_not_exists_self":
         "SELECT p.name FROM sq_people p WHERE NOT EXISTS "

@@ -565,7 +565,8 @@ def _coerce_arithmetic(e: BinaryArithmetic) -> Expr:
 
 
 def _decimal_for_operand(e: Expr, t: T.DataType) -> T.DecimalType:
-    """An integer literal counts with its own digits (Spark: `price + 1` is decimal(p+1, s)), a column with its type's."""
+    """An integer literal counts with its own digits (Spark: `price + 1` is decimal(p+1, s)), a column with
+    its type's."""
     if isinstance(e, Literal) and isinstance(e.value, int):
         return T.DecimalType(max(1, len(str(abs(e.value)))), 0)
     return T.decimal_for_integral(t)

@@ -317,7 +317,8 @@ class QueryExecution:
         """Per stage, the device of each operator with its estimated size and cost on every candidate."""
         candidates = self.session.placement_candidates()
         if len(candidates) == 1:
-            return f"every operator on {candidates[0].label} (quiver.devices = {self.session.conf.get('quiver.devices')})"
+            return (f"every operator on {candidates[0].label} "
+                    f"(quiver.devices = {self.session.conf.get('quiver.devices')})")
         return "\n".join(self.session.place(s.id, s.root).describe() for s in self.stages.stages)
 
     def graph(self) -> graphviz.Digraph:

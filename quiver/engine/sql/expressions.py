@@ -390,7 +390,8 @@ class ExpressionTranslator:
 
     def _interval_arithmetic(self, node: exp.Binary, start: exp.Expression, interval: exp.Interval,
                              sign: int) -> Expr:
-        """`d + INTERVAL '3' MONTH`: a date stays a date (months clamped to the month's end), a timestamp moves in time."""
+        """`d + INTERVAL '3' MONTH`: a date stays a date (months clamped to the month's end), a timestamp
+        moves in time."""
         months, days, micros = interval_parts(interval, self)
         base = self.translate(start)
         call = ScalarFunction("interval_add", (base, Literal(sign * months, T.IntegerType()),
@@ -803,7 +804,8 @@ def _interval_unit(word: str) -> tuple[int, int, int] | None:
 
 
 def interval_parts(node: exp.Interval, exprs: ExpressionTranslator) -> tuple[int, int, int]:
-    """An INTERVAL literal as (months, days, microseconds): `INTERVAL '90' DAY`, `INTERVAL 3 MONTHS`, `INTERVAL '1 year 2 days'`."""
+    """An INTERVAL literal as (months, days, microseconds): `INTERVAL '90' DAY`, `INTERVAL 3 MONTHS`,
+    `INTERVAL '1 year 2 days'`."""
     value = node.this
     if not isinstance(value, exp.Literal):
         raise exprs.unsupported(node, "an INTERVAL whose amount is not a literal",

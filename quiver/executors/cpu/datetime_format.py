@@ -246,7 +246,8 @@ def tokenize(pattern: str, function: str) -> list[_Token]:
             tokens.append(_Token(ch, j - i))
             i = j
         elif ch in "[]{}#":
-            raise QuiverError(f"{function}: {ch!r} in datetime pattern {pattern!r} is not supported; quote it as '{ch}'")
+            raise QuiverError(f"{function}: {ch!r} in datetime pattern {pattern!r} is not supported; "
+                              f"quote it as '{ch}'")
         else:
             tokens.append(_Token("", 0, ch))
             i += 1

@@ -193,8 +193,9 @@ def multiply(left: FixedPoint, right: FixedPoint) -> FixedPoint | None:
 
 
 def conform(value: FixedPoint, to) -> FixedPoint | None:
-    """`value` at `to`'s scale (`to` a decimal type, Arrow's or Quiver's) (rounding half away from zero, as Spark's HALF_UP), or None when some
-    value has more digits than `to.precision` allows (Spark's null, left to the exact path)."""
+    """`value` at `to`'s scale (`to` a decimal type, Arrow's or Quiver's) (rounding half away from zero, as
+    Spark's HALF_UP), or None when some value has more digits than `to.precision` allows (Spark's null, left
+    to the exact path)."""
     if value.scale > to.scale:
         digits = value.scale - to.scale
         values = value.values

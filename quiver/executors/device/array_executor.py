@@ -92,8 +92,10 @@ class ArrayExecutor:
         if isinstance(plan, P.MapInBatchesExec):
             # user code costs what it costs: it goes where its resource profile asks, never by estimate
             pin = P.device_pin(plan)
-            return None if pin == self.device.kind else \
-                f"the function given to mapIn{'Arrow' if plan.kind == 'arrow' else 'Pandas'} asks for no {self.device.kind}"
+            api = "Arrow" if plan.kind == "arrow" else "Pandas"
+            if pin == self.device.kind:
+                return None
+            return f"the function given to mapIn{api} asks for no {self.device.kind}"
         if name not in self.capabilities:
             return f"{name.removesuffix('Exec')} has no device kernel"
         for attr in plan.output:

@@ -533,4 +533,5 @@ class ShuffleReadExec(PhysicalPlan):
         return self.partitions
 
     def node_string(self) -> str:
-        return f"{'BroadcastRead' if self.broadcast else 'ShuffleRead'} stage={self.stage_id} partitions={self.partitions}"
+        name = "BroadcastRead" if self.broadcast else "ShuffleRead"
+        return f"{name} stage={self.stage_id} partitions={self.partitions}"

@@ -1,6 +1,7 @@
-"""quiver/engine/tools/calibrate.py, quiver/engine/tools/calibrate_device.py and `quiver calibrate`: a quick calibration writes a
-loadable CPU or (emulated) GPU profile, the held-out evaluators return finite errors, a missing device
-fails with a message naming what is missing, and the fit recovers a known linear cost exactly."""
+"""quiver/engine/tools/calibrate.py, quiver/engine/tools/calibrate_device.py and `quiver calibrate`: a quick
+calibration writes a loadable CPU or (emulated) GPU profile, the held-out evaluators return finite errors, a
+missing device fails with a message naming what is missing, and the fit recovers a known linear cost
+exactly."""
 from __future__ import annotations
 
 import math

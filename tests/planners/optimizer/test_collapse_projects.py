@@ -1,4 +1,5 @@
-"""quiver/planners/optimizer/collapse_projects.py: adjacent projections merge unless that computes an expression twice."""
+"""quiver/planners/optimizer/collapse_projects.py: adjacent projections merge unless that computes an
+expression twice."""
 from __future__ import annotations
 
 from quiver import functions as F

@@ -1,5 +1,5 @@
-"""quiver/planners/optimizer/decorrelate_subqueries.py: each subquery shape decorrelates into the join Spark uses, and no
-correlated subquery or outer reference is left for an executor to meet.
+"""quiver/planners/optimizer/decorrelate_subqueries.py: each subquery shape decorrelates into the join Spark
+uses, and no correlated subquery or outer reference is left for an executor to meet.
 
 Rows are checked on the rewritten plan run without the optimizer, against answers worked out
 by hand from the small views below (tests/compat/test_subqueries.py compares with PySpark).

@@ -1,4 +1,5 @@
-"""quiver/planners/optimizer/limit_pushdown.py: limits merge, pass below projections, and give each union input a local limit."""
+"""quiver/planners/optimizer/limit_pushdown.py: limits merge, pass below projections, and give each union
+input a local limit."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
-"""quiver/planners/optimizer/prune_columns.py: every node carries only the columns someone above reads, down to the scan."""
+"""quiver/planners/optimizer/prune_columns.py: every node carries only the columns someone above reads, down
+to the scan."""
 from __future__ import annotations
 
 import pyarrow as pa

@@ -63,7 +63,8 @@ class DeviceBatch:
         try:
             return self.columns[self.names.index(name)]
         except ValueError:
-            raise KeyError(f"column {name!r} is not in the device batch; columns: {', '.join(self.names) or '(none)'}") from None
+            raise KeyError(f"column {name!r} is not in the device batch; "
+                           f"columns: {', '.join(self.names) or '(none)'}") from None
 
 
 def _is_string(t: pa.DataType) -> bool:
@@ -126,7 +127,8 @@ def column_to_device(arr: pa.Array | pa.ChunkedArray, xp: Any, device: Any = Non
     if pa.types.is_decimal(t):
         values = _unscaled(arr, valid, name)
     else:
-        storage = arr.view(pa.int32()) if pa.types.is_date32(t) else arr.view(pa.int64()) if pa.types.is_timestamp(t) else arr
+        storage = (arr.view(pa.int32()) if pa.types.is_date32(t)
+                   else arr.view(pa.int64()) if pa.types.is_timestamp(t) else arr)
         filler = False if pa.types.is_boolean(t) else 0
         values = (storage.fill_null(filler) if valid is not None else storage).to_numpy(zero_copy_only=False)
     return DeviceColumn(_move(values, xp, device), None if valid is None else _move(valid, xp, device), t, dictionary)

@@ -186,9 +186,11 @@ def _cast_reason(expr: Cast) -> str | None:
     scalar = (T.NumericType, T.BooleanType)
     if isinstance(src, scalar) and isinstance(dst, scalar):
         if isinstance(dst, T.DecimalType) and isinstance(src, (T.FloatType, T.DoubleType)):
-            return "cast from floating point to decimal goes through the value's decimal text, which has no device kernel"
+            return ("cast from floating point to decimal goes through the value's decimal text, "
+                    "which has no device kernel")
         if isinstance(src, T.DecimalType) and isinstance(dst, (T.FloatType, T.DoubleType)) and src.precision > 15:
-            return f"cast from {src.simpleString()} to {dst.simpleString()} is exact on a device only up to precision 15"
+            return (f"cast from {src.simpleString()} to {dst.simpleString()} "
+                    "is exact on a device only up to precision 15")
         return None
     if isinstance(src, _TEMPORAL) and isinstance(dst, _TEMPORAL):
         return None

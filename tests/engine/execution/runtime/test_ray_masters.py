@@ -82,7 +82,8 @@ def _run(master: str, env: dict[str, str]) -> list[str]:
         from quiver import functions as F
 
         spark = quiver.Session.builder.master({master!r}).getOrCreate()
-        rows = spark.range(0, 1000, numPartitions=3).groupBy((F.col("id") % 4).alias("k")).count().orderBy("k").collect()
+        rows = (spark.range(0, 1000, numPartitions=3).groupBy((F.col("id") % 4).alias("k")).count()
+                .orderBy("k").collect())
         print("rows", [(r.k, r["count"]) for r in rows])
         print("cpus", spark.sparkContext.defaultParallelism)
         spark.stop()

@@ -1,6 +1,6 @@
-"""quiver/executors/device/kernels/join.py: matched row pairs, in their documented order, against a nested-loop join with
-Spark's key equality (null never matches, NaN = NaN, -0.0 = 0.0, strings by value), and against
-pyarrow's hash join for integer and string keys."""
+"""quiver/executors/device/kernels/join.py: matched row pairs, in their documented order, against a
+nested-loop join with Spark's key equality (null never matches, NaN = NaN, -0.0 = 0.0, strings by value), and
+against pyarrow's hash join for integer and string keys."""
 from __future__ import annotations
 
 import math

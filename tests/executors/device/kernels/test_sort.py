@@ -1,5 +1,6 @@
-"""quiver/executors/device/kernels/sort.py against the CPU executor's `quiver/executors/cpu/sort.py`: the very same permutation
-(ties included) for every key type, direction and null placement; top-k against the CPU's top-k."""
+"""quiver/executors/device/kernels/sort.py against the CPU executor's `quiver/executors/cpu/sort.py`: the very
+same permutation (ties included) for every key type, direction and null placement; top-k against the CPU's
+top-k."""
 from __future__ import annotations
 
 import datetime as dt

@@ -330,7 +330,8 @@ def render(runs: dict[str, EngineRun], problems, args, ds, meta: dict) -> str:
         lines.append(
             f"| {e} | {r.version or '—'} | {status} | "
             f"{f'{r.startup_s:.2f}' if r.startup_s is not None else '—'} | "
-            f"{_gib(r.sampled_peak) if r.startup_s is not None else '—'} | {_gib(r.hwm_total)} | {procs} | {r.wall_s:.1f} | {r.load_after:.2f} |"
+            f"{_gib(r.sampled_peak) if r.startup_s is not None else '—'} | {_gib(r.hwm_total)} | {procs} | "
+            f"{r.wall_s:.1f} | {r.load_after:.2f} |"
         )
     lines.append("")
 

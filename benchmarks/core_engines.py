@@ -19,10 +19,11 @@ import statistics
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 # pyarrow is the harness's own dependency (result checks), so it is loaded before any
 # engine's start-up is timed.

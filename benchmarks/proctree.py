@@ -84,7 +84,7 @@ class RssSampler:
             self.peak = max(self.peak, tree_rss_bytes(self.pid))
             self._stop.wait(self.interval_s)
 
-    def __enter__(self) -> "RssSampler":
+    def __enter__(self) -> RssSampler:
         self._thread.start()
         return self
 

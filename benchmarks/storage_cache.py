@@ -80,7 +80,7 @@ def _wait_until_up(endpoint: str, server: subprocess.Popen, timeout_s: float = 6
             return
         except OSError:
             if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the moto S3 server did not start on {endpoint}")
+                raise RuntimeError(f"the moto S3 server did not start on {endpoint}") from None
             time.sleep(0.1)
 
 

@@ -12,17 +12,18 @@ import importlib.abc
 import sys
 import types
 from typing import Any
+
 from quiver import functions
 from quiver import types as qtypes
 from quiver.engine.api.column import Column
 from quiver.engine.api.dataframe import DataFrame, StorageLevel
 from quiver.engine.api.grouped import GroupedData
+from quiver.engine.api.readwriter import DataFrameReader, DataFrameWriter
+from quiver.engine.api.session import Catalog, SparkContextShim
 from quiver.engine.api.session import Session as SparkSession
 from quiver.engine.api.window import Window, WindowSpec
 from quiver.engine.core import errors
 from quiver.engine.core.row import Row
-from quiver.engine.api.readwriter import DataFrameReader, DataFrameWriter
-from quiver.engine.api.session import Catalog, SparkContextShim
 
 # The PySpark release whose DataFrame API Quiver follows (programs sometimes compare versions).
 PYSPARK_API_VERSION = "4.0.0"

@@ -150,7 +150,8 @@ def layer_of(module: str, layers: tuple[tuple[str, ...], ...] = LAYERS) -> int:
 
 def upward_imports(imports: list[Import], layers: tuple[tuple[str, ...], ...] = LAYERS) -> list[str]:
     """Each import from a lower layer into a higher one, described."""
-    return [f"{i.source}:{i.line} imports {i.target} (layer {layer_of(i.target, layers)} > {layer_of(i.source, layers)})"
+    return [f"{i.source}:{i.line} imports {i.target} (layer {layer_of(i.target, layers)} > "
+            f"{layer_of(i.source, layers)})"
             for i in imports if layer_of(i.target, layers) > layer_of(i.source, layers)]
 
 
@@ -274,7 +275,8 @@ def test_the_checks_catch_a_made_up_graph_that_breaks_them(tmp_path):
     assert sorted(import_cycles(imports)) == [
         ["quiver.engine.api.session", "quiver.engine.core.types"],
         ["quiver.engine.core.plan", "quiver.engine.core.rows"]]
-    assert function_level_imports(imports) == ["quiver.engine.core.plan:2 imports quiver.engine.core.rows inside a function"]
+    assert function_level_imports(imports) == ["quiver.engine.core.plan:2 imports quiver.engine.core.rows inside a "
+                                               "function"]
     assert private_imports(imports) == ["quiver.engine.core.plan:2 imports _row from quiver.engine.core.rows"]
     with pytest.raises(ValueError, match="in no layer"):
         layer_of("elsewhere.module")

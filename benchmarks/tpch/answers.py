@@ -53,7 +53,8 @@ def answer_difference(expected: pa.Table, actual: pa.Table, ordered: bool, rel_t
     Columns are matched by position, as engines name unaliased expressions differently.
     """
     if expected.num_columns != actual.num_columns:
-        return f"expected {expected.num_columns} columns {expected.column_names}, got {actual.num_columns} {actual.column_names}"
+        return (f"expected {expected.num_columns} columns {expected.column_names}, "
+                f"got {actual.num_columns} {actual.column_names}")
     if expected.num_rows != actual.num_rows:
         return f"expected {expected.num_rows} rows, got {actual.num_rows}"
     want, got = _rows(expected), _rows(actual)

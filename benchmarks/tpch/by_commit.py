@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path

@@ -143,8 +143,10 @@ def q06(t: Tables) -> pl.LazyFrame:
 def q07(t: Tables) -> pl.LazyFrame:
     """Q7: volume shipping."""
     pair = ["FRANCE", "GERMANY"]
-    supp_nation = t["nation"].filter(_col("n_name").is_in(pair)).select("n_nationkey", _col("n_name").alias("supp_nation"))
-    cust_nation = t["nation"].filter(_col("n_name").is_in(pair)).select("n_nationkey", _col("n_name").alias("cust_nation"))
+    supp_nation = t["nation"].filter(_col("n_name").is_in(pair)).select("n_nationkey",
+                                                                        _col("n_name").alias("supp_nation"))
+    cust_nation = t["nation"].filter(_col("n_name").is_in(pair)).select("n_nationkey",
+                                                                        _col("n_name").alias("cust_nation"))
     suppliers = t["supplier"].join(supp_nation, left_on="s_nationkey", right_on="n_nationkey")
     customers = t["customer"].join(cust_nation, left_on="c_nationkey", right_on="n_nationkey")
     return (
@@ -179,7 +181,8 @@ def q08(t: Tables) -> pl.LazyFrame:
         .join(orders, left_on="l_orderkey", right_on="o_orderkey")
         .join(customers, left_on="o_custkey", right_on="c_custkey")
         .group_by(_col("o_orderdate").dt.year().alias("o_year"))
-        .agg(_ratio(pl.when(_col("nation") == "BRAZIL").then(volume).otherwise(0).sum(), volume.sum()).alias("mkt_share"))
+        .agg(_ratio(pl.when(_col("nation") == "BRAZIL").then(volume).otherwise(0).sum(),
+                    volume.sum()).alias("mkt_share"))
         .sort("o_year")
     )
 
@@ -221,7 +224,8 @@ def q11(t: Tables) -> pl.LazyFrame:
     german = (
         t["partsupp"]
         .join(t["supplier"], left_on="ps_suppkey", right_on="s_suppkey")
-        .join(t["nation"].filter(_col("n_name") == "GERMANY"), left_on="s_nationkey", right_on="n_nationkey", how="semi")
+        .join(t["nation"].filter(_col("n_name") == "GERMANY"), left_on="s_nationkey", right_on="n_nationkey",
+              how="semi")
         .with_columns((_col("ps_supplycost") * _col("ps_availqty")).alias("value"))
     )
     total = german.select(_col("value").sum().alias("total"))
@@ -406,7 +410,8 @@ def q21(t: Tables) -> pl.LazyFrame:
         .join(alone, on="l_orderkey", how="semi")
         .join(t["orders"].filter(_col("o_orderstatus") == "F"), left_on="l_orderkey", right_on="o_orderkey", how="semi")
         .join(t["supplier"], left_on="l_suppkey", right_on="s_suppkey")
-        .join(t["nation"].filter(_col("n_name") == "SAUDI ARABIA"), left_on="s_nationkey", right_on="n_nationkey", how="semi")
+        .join(t["nation"].filter(_col("n_name") == "SAUDI ARABIA"), left_on="s_nationkey", right_on="n_nationkey",
+              how="semi")
         .group_by("s_name")
         .agg(pl.len().alias("numwait"))
         .sort(["numwait", "s_name"], descending=[True, False])

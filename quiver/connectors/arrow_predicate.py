@@ -10,7 +10,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from quiver.engine.core.expressions import (
-    And, AttributeRef, Cast, Comparison, Expr, In, IsNotNull, IsNull, Literal, Not, Or,
+    And,
+    AttributeRef,
+    Cast,
+    Comparison,
+    Expr,
+    In,
+    IsNotNull,
+    IsNull,
+    Literal,
+    Not,
+    Or,
 )
 
 _OPS = {"=": "__eq__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}

@@ -1,11 +1,11 @@
 """The storage-side cache: byte ranges of files on slow storage, kept in memory and on local disk.
 
-Scans of object storage read the same footers and column chunks again and again. Every file
-opened through a `CachingFileSystem` is read in aligned blocks, and each block is kept under
-the file's URI, size and version (its ETag on S3, else its modification time), first in a memory tier, then, when that tier is
-full, in a disk tier, each bounded in bytes and evicted least recently used first. A second
-scan of unchanged files therefore reads no bytes from the store. A changed file has a new
-ETag (or modification time), hence new keys: its old blocks are never served, and they age out.
+Scans of object storage read the same footers and column chunks again and again. Every file opened through a
+`CachingFileSystem` is read in aligned blocks, and each block is kept under the file's URI, size and version
+(its ETag on S3, else its modification time), first in a memory tier, then, when that tier is full, in a disk
+tier, each bounded in bytes and evicted least recently used first. A second scan of unchanged files therefore
+reads no bytes from the store. A changed file has a new ETag (or modification time), hence new keys: its old
+blocks are never served, and they age out.
 
 Listing and file metadata (sizes, times) always come from the store: that is how a change is
 seen. `storage_cache_stats()` counts hits, misses and bytes read from the store or saved.
@@ -18,15 +18,16 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from quiver.engine.core.errors import ConfigurationError
 from quiver.engine.core.conf import parse_size
+from quiver.engine.core.errors import ConfigurationError
 
 # Small enough that a Parquet column chunk costs little more than itself on a cold read (1 MiB blocks
 # fetched 17 times the bytes a two-column scan of lineitem needs); runs of missing blocks are still
@@ -359,7 +360,7 @@ class StorageCacheSettings:
     decoded_bytes: int = DEFAULT_DECODED_BYTES
 
     @classmethod
-    def from_conf(cls, values: Mapping[str, Any]) -> "StorageCacheSettings | None":
+    def from_conf(cls, values: Mapping[str, Any]) -> StorageCacheSettings | None:
         """The settings from conf values (canonical keys), or None when the cache is off."""
         enabled = str(values.get("quiver.cache.storage.enabled", "true")).strip().lower()
         if enabled not in ("true", "false"):
@@ -377,7 +378,7 @@ class StorageCacheSettings:
     def open(self) -> BlockCache:
         return storage_cache(self.memory_bytes, self.disk_bytes, self.directory)
 
-    def decoded(self) -> "DecodedCache | None":
+    def decoded(self) -> DecodedCache | None:
         """The process's cache of decoded row groups with this bound, or None when it is 0."""
         return decoded_cache(self.decoded_bytes) if self.decoded_bytes else None
 

@@ -11,8 +11,9 @@ import csv as stdlib_csv
 import gzip
 import io
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Iterator, Sequence
+from typing import IO
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,11 +21,15 @@ import pyarrow.csv as pcsv
 
 from quiver.connectors.base import ReadOptions
 from quiver.connectors.files import FilePiece, FileReadError, WholeFileReads, project_file_batch
-from quiver.connectors.options import option_bool, option_char, option_choice, reject_options
 from quiver.connectors.object_store import open_binary, open_input_stream
+from quiver.connectors.options import option_bool, option_char, option_choice, reject_options
 from quiver.connectors.paths import DataFile, file_uri
 from quiver.connectors.text_values import (
-    TextKinds, classify, concatenated_bytes, format_text_array, parse_text_array,
+    TextKinds,
+    classify,
+    concatenated_bytes,
+    format_text_array,
+    parse_text_array,
 )
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
 from quiver.engine.core.types import from_arrow
@@ -59,7 +64,7 @@ class CsvDialect:
     multiline: bool = False
 
     @classmethod
-    def from_options(cls, options: ReadOptions) -> "CsvDialect":
+    def from_options(cls, options: ReadOptions) -> CsvDialect:
         """Read and check options; raises `ConfigurationError` naming a bad option and what is valid."""
         encoding = str(options.get("encoding", options.get("charset", "utf-8"))).lower()
         if encoding not in ("utf-8", "utf8"):
@@ -205,7 +210,7 @@ class CsvFormat(WholeFileReads):
         compression = option_choice(options, "compression", COMPRESSIONS, "none")
         return ".csv.gz" if compression == "gzip" else ".csv"
 
-    def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> "CsvFileWriter":
+    def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> CsvFileWriter:
         return CsvFileWriter(path, schema, options)
 
 
@@ -375,7 +380,7 @@ class CsvWriteOptions:
     compression: str = "none"
 
     @classmethod
-    def from_options(cls, options: ReadOptions) -> "CsvWriteOptions":
+    def from_options(cls, options: ReadOptions) -> CsvWriteOptions:
         reject_options(options, "CSV write", _WRITE_UNSUPPORTED)
         sep = options.get("sep", options.get("delimiter"))
         quote = option_char(options, "quote", '"')

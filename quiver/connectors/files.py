@@ -7,8 +7,9 @@ may be local or objects (`connectors.object_store`); formats open them through t
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc

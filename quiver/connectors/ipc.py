@@ -2,7 +2,7 @@
 buffers point into the page cache with no copy; large files split by record batch."""
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -10,8 +10,8 @@ import pyarrow.ipc as ipc
 
 from quiver.connectors.base import ReadOptions
 from quiver.connectors.files import FilePiece, FileReadError, project_file_batch
-from quiver.connectors.options import option_choice
 from quiver.connectors.object_store import open_input_file
+from quiver.connectors.options import option_choice
 from quiver.connectors.paths import DataFile, file_uri
 
 CODECS = {"none": None, "uncompressed": None, "lz4": "lz4", "zstd": "zstd"}
@@ -94,7 +94,7 @@ class IpcFormat:
         codec = option_choice(options, "compression", list(CODECS), "none")
         return ".arrow" if CODECS[codec] is None else f".{codec}.arrow"
 
-    def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> "IpcFileWriter":
+    def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> IpcFileWriter:
         codec = CODECS[option_choice(options, "compression", list(CODECS), "none")]
         return IpcFileWriter(path, schema, codec)
 

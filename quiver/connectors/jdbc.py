@@ -14,8 +14,9 @@ from __future__ import annotations
 import difflib
 import uuid
 import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -23,8 +24,15 @@ from quiver.connectors.base import ReadOptions, SourceStatistics
 from quiver.connectors.jdbc_partitions import bound_value, stride_clauses
 from quiver.connectors.options import option_bool, option_choice, read_options
 from quiver.connectors.postgres_connection import (
-    CONNECTION_PROPERTIES, JdbcError, PostgresTarget, execute, is_connection_property, postgres_target,
-    quote_identifier, session, statement_error,
+    CONNECTION_PROPERTIES,
+    JdbcError,
+    PostgresTarget,
+    execute,
+    is_connection_property,
+    postgres_target,
+    quote_identifier,
+    session,
+    statement_error,
 )
 from quiver.connectors.postgres_types import ColumnRead, arrow_schema, column_reads, column_type, conform_batch
 from quiver.connectors.sink import SAVE_MODES

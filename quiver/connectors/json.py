@@ -13,9 +13,10 @@ from __future__ import annotations
 import datetime
 import io
 import json as stdlib_json
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import IO, Any, Callable, Iterator, Sequence
+from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,8 +26,8 @@ from quiver.connectors.base import ReadOptions
 from quiver.connectors.files import FilePiece, FileReadError, WholeFileReads, project_file_batch
 from quiver.connectors.json_schema import canonical_type, infer_value_type, infer_with_pyarrow, merge_types
 from quiver.connectors.json_writer import COMPRESSIONS, JsonFileWriter, JsonWriteOptions
-from quiver.connectors.options import option_bool, option_choice, reject_options
 from quiver.connectors.object_store import open_binary, open_input_stream
+from quiver.connectors.options import option_bool, option_choice, reject_options
 from quiver.connectors.paths import DataFile, file_uri
 from quiver.connectors.text_values import parse_text_array
 from quiver.engine.core.errors import ConfigurationError
@@ -53,7 +54,7 @@ class JsonOptions:
     corrupt_column: str = "_corrupt_record"
 
     @classmethod
-    def from_options(cls, options: ReadOptions) -> "JsonOptions":
+    def from_options(cls, options: ReadOptions) -> JsonOptions:
         if option_bool(options, "multiLine", False):
             raise ConfigurationError(
                 "JSON option 'multiLine'=true is not supported yet; Quiver reads JSON Lines "

@@ -31,7 +31,7 @@ class JsonWriteOptions:
     compression: str = "none"
 
     @classmethod
-    def from_options(cls, options: ReadOptions) -> "JsonWriteOptions":
+    def from_options(cls, options: ReadOptions) -> JsonWriteOptions:
         reject_options(options, "JSON write", _UNSUPPORTED)
         return cls(keep_nulls=not option_bool(options, "ignoreNullFields", True),
                    compression=option_choice(options, "compression", COMPRESSIONS, "none"))

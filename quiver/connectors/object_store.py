@@ -20,8 +20,9 @@ import gzip
 import os
 import shutil
 import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
+from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -58,7 +59,7 @@ class S3Settings:
     cache: StorageCacheSettings | None = None
 
     @classmethod
-    def from_conf(cls, conf: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> "S3Settings":
+    def from_conf(cls, conf: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> S3Settings:
         """Settings from conf keys (`quiver.s3.*` or their Hadoop aliases), each missing one from the
         AWS environment variables; a key pair is taken whole from one place, never mixed."""
         values = {canonical_key(k): str(v) for k, v in (conf or {}).items() if v is not None and str(v) != ""}

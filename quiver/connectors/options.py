@@ -2,7 +2,8 @@
 with errors that name the option and list what it accepts."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from quiver.connectors.base import ReadOptions
 from quiver.engine.core.errors import ConfigurationError

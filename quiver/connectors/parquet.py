@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,7 +30,8 @@ def _file_format() -> ds.ParquetFileFormat:
     return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
 
 
-_FOOTERS: OrderedDict[tuple[str, int, int], tuple[pq.FileMetaData, dict[str, list], pa.Schema, list[int]]] = OrderedDict()
+_FOOTERS: OrderedDict[tuple[str, int, int],
+                      tuple[pq.FileMetaData, dict[str, list], pa.Schema, list[int]]] = OrderedDict()
 _FOOTERS_LOCK = threading.Lock()
 FOOTER_CACHE_ENTRIES = 512
 
@@ -271,7 +273,7 @@ class ParquetFormat:
     def extension(self, options: ReadOptions) -> str:
         return _EXTENSIONS[self.codec(options)] + ".parquet"
 
-    def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> "ParquetFileWriter":
+    def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> ParquetFileWriter:
         return ParquetFileWriter(path, schema, self.codec(options))
 
 

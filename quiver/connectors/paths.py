@@ -12,15 +12,20 @@ from __future__ import annotations
 import fnmatch
 import glob
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 from urllib.parse import quote, unquote
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 from quiver.connectors.object_store import (
-    glob_objects, is_object_path, list_objects, missing_path_error, normalize_path, object_info,
+    glob_objects,
+    is_object_path,
+    list_objects,
+    missing_path_error,
+    normalize_path,
+    object_info,
 )
 from quiver.connectors.text_values import infer_text_type, parse_text_scalar
 from quiver.engine.core.errors import AnalysisException

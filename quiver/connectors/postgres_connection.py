@@ -4,9 +4,10 @@ error that names the server, the user, the database or the table."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode
 
 from quiver.engine.core.errors import AnalysisException, ConfigurationError, QuiverError

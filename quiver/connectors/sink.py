@@ -12,8 +12,9 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -21,8 +22,20 @@ import pyarrow.fs as pafs
 from quiver.connectors.base import ReadOptions
 from quiver.connectors.files import FileFormat, FileWriter
 from quiver.connectors.object_store import (
-    ObjectStoreError, binding_for, copy_object, delete_prefix, delete_stale, has_objects, is_object_path,
-    list_objects, normalize_path, object_info, require_bucket, split_uri, upload, write_empty_object,
+    ObjectStoreError,
+    binding_for,
+    copy_object,
+    delete_prefix,
+    delete_stale,
+    has_objects,
+    is_object_path,
+    list_objects,
+    normalize_path,
+    object_info,
+    require_bucket,
+    split_uri,
+    upload,
+    write_empty_object,
 )
 from quiver.connectors.options import option_choice, read_options
 from quiver.connectors.paths import escape_partition_value, file_uri

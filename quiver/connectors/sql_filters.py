@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
+from quiver.connectors.arrow_predicate import literal_scalar
 from quiver.connectors.postgres_connection import quote_identifier, quote_literal
 from quiver.connectors.postgres_types import ColumnRead
 from quiver.engine.core.expressions import And, AttributeRef, Comparison, Expr, In, IsNotNull, IsNull, Not, Or
-from quiver.connectors.arrow_predicate import literal_scalar
 
 _OPERATORS = {"=": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}

@@ -7,9 +7,9 @@ fits 32 bits, then bigint, decimal(p,0) for longer integers, double, boolean, da
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -49,7 +49,7 @@ class TextKinds:
     int_max: int | None = None
     int_digits: int = 0
 
-    def merge(self, other: "TextKinds") -> "TextKinds":
+    def merge(self, other: TextKinds) -> TextKinds:
         """Kinds that hold for both columns."""
         return TextKinds(
             seen=self.seen or other.seen,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import pyarrow as pa
+
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.blocks import BlockReader
 from quiver.planners.physical.nodes import PhysicalPlan
@@ -55,7 +56,8 @@ class TaskContext:
         """The executor that runs operator `plan` in this task."""
         executor = self.placement.get(id(plan), self.default_executor)
         if executor is None:
-            raise QuiverError(f"task {self.partition} of stage {self.stage_id} has no executor for {type(plan).__name__}")
+            raise QuiverError(f"task {self.partition} of stage {self.stage_id} has no executor for "
+                              f"{type(plan).__name__}")
         return executor
 
 

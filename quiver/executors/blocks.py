@@ -6,8 +6,9 @@ broadcast and cache blocks all live here; a job frees its shuffle blocks when it
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Protocol
+from typing import Protocol
 
 import pyarrow as pa
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from quiver.engine.core.conf import PLACEMENT_MODES
 from quiver.executors.base import Device
-from quiver.planners.physical import nodes as P
 from quiver.planners.cost import DeviceProfile
+from quiver.planners.physical import nodes as P
 
 # Rows per batch a streaming operator is invoked on; each invocation pays the operator's fixed cost.
 BATCH_ROWS = 1 << 17
@@ -209,7 +209,8 @@ class _Placer:
             need = self.working_set(node)
             if need > cand.profile.memory_bytes * MEMORY_HEADROOM:
                 return DeviceCost(label, None, reason=(
-                    f"working set {bytes_text(need)} over {MEMORY_HEADROOM:.0%} of its {bytes_text(cand.profile.memory_bytes)}"))
+                    f"working set {bytes_text(need)} over {MEMORY_HEADROOM:.0%} of its "
+                    f"{bytes_text(cand.profile.memory_bytes)}"))
         seconds = self.operator_seconds(node, cand.profile) / _parallelism(cand)
         pinned_here = P.device_pin(node) == cand.device.kind
         if cand.device.kind != "cpu" and not pinned_here and (
@@ -281,7 +282,8 @@ class _Placer:
         if wanted is not None:
             chosen = [i for i, c in enumerate(costs) if c.usable and self.candidates[i].device.kind == wanted]
             if chosen:
-                costs = [c if i in chosen or not c.usable else DeviceCost(c.device, c.compute_s, reason=why, excluded=True)
+                costs = [c if i in chosen or not c.usable
+                         else DeviceCost(c.device, c.compute_s, reason=why, excluded=True)
                          for i, c in enumerate(costs)]
                 self.notes[path] = why if pin else ""
             elif pin:

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from quiver.planners.physical.nodes import (
-
-    BroadcastPartitioning, ExchangeExec, PhysicalPlan, ShuffleReadExec, estimated_size,
-
+    BroadcastPartitioning,
+    ExchangeExec,
+    PhysicalPlan,
+    ShuffleReadExec,
+    estimated_size,
 )
 
 

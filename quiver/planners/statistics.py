@@ -17,10 +17,24 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
-    Alias, And, AttributeRef, BinaryArithmetic, Cast, Comparison, Expr, In, IsNotNull, IsNull, Literal, Not, Or, ScalarFunction,
+    Alias,
+    And,
+    AttributeRef,
+    BinaryArithmetic,
+    Cast,
+    Comparison,
+    Expr,
+    In,
+    IsNotNull,
+    IsNull,
+    Literal,
+    Not,
+    Or,
+    ScalarFunction,
     split_conjuncts,
 )
 from quiver.engine.core.types import schema_from_arrow
@@ -245,7 +259,8 @@ def _int_literal(e: Expr) -> int | None:
     return None
 
 
-def equi_keys(condition: Expr | None, left_ids: set[int], right_ids: set[int]) -> list[tuple[AttributeRef, AttributeRef]]:
+def equi_keys(condition: Expr | None, left_ids: set[int],
+              right_ids: set[int]) -> list[tuple[AttributeRef, AttributeRef]]:
     """The (left column, right column) equality pairs of a join condition."""
     pairs = []
     for c in split_conjuncts(condition):
@@ -263,9 +278,9 @@ def join_rows(a: Estimate, b: Estimate, pairs: list[tuple[AttributeRef, Attribut
     if not pairs:
         return float(a.rows) * b.rows
     left_ndv = right_ndv = 1.0
-    for l, r in pairs:
-        left_ndv *= _ndv(a, l)
-        right_ndv *= _ndv(b, r)
+    for lk, rk in pairs:
+        left_ndv *= _ndv(a, lk)
+        right_ndv *= _ndv(b, rk)
     left_ndv, right_ndv = min(left_ndv, max(a.rows, 1)), min(right_ndv, max(b.rows, 1))
     return float(a.rows) * b.rows / max(left_ndv, right_ndv, 1.0)
 

@@ -19,8 +19,9 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 # Both engines turn timestamps into naive Python datetimes in the process's local zone;
 # pin it so the comparison does not depend on the machine.
@@ -137,7 +138,8 @@ def conf_shuffle_partitions(engine: Engine, n: int | None):
     engine.spark.conf.set("spark.sql.shuffle.partitions", n)
     current = engine.spark.conf.get("spark.sql.shuffle.partitions")
     assert current == str(n), (
-        f"{engine.name}: conf.get('spark.sql.shuffle.partitions') is {current!r} after set({n}); PySpark gives {str(n)!r}")
+        f"{engine.name}: conf.get('spark.sql.shuffle.partitions') is {current!r} after set({n}); PySpark gives "
+        f"{str(n)!r}")
     try:
         yield
     finally:

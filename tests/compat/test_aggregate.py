@@ -1,7 +1,6 @@
 """groupBy/agg, global aggregates, default aggregate names, null handling in aggregates."""
 from __future__ import annotations
 
-
 from .data import money, numbers, people, sales
 from .harness import assert_same
 

@@ -9,7 +9,8 @@ NON_ANSI = {"spark.sql.ansi.enabled": False}
 SCHEMA = ("id int, xs array<int>, ys array<int>, ss array<string>, ds array<double>, nested array<array<int>>, "
           "m map<string,int>, s struct<p:int,q:string>, k string, n int")
 ROWS = [
-    (1, [3, 1, 2, 1], [2, 5], ["a", None, "b"], [1.5, float("nan"), -2.0], [[1, 2], [3]], {"a": 1, "b": 2}, (5, "q"), "a", 2),
+    (1, [3, 1, 2, 1], [2, 5], ["a", None, "b"], [1.5, float("nan"), -2.0], [[1, 2], [3]], {"a": 1, "b": 2}, (5, "q"),
+     "a", 2),
     (2, [None, 4, None], [4, None], [], [], [[], [4]], {}, (None, None), "z", 0),
     (3, None, [1], None, None, None, None, None, None, None),
     (4, [], [], ["x"], [0.0], [[5], None], {"c": None}, (7, None), "c", -1),

@@ -219,7 +219,8 @@ def test_cast_double_to_string_java_formatting():
 
 def test_cast_padded_strings_and_timestamp_to_long():
     def program(spark, F, T, Window):
-        df = spark.createDataFrame([(" 12 ", "2024-01-01 00:00:01"), ("7", "1970-01-01 00:00:00")], "s string, ts string")
+        df = spark.createDataFrame([(" 12 ", "2024-01-01 00:00:01"), ("7", "1970-01-01 00:00:00")],
+                                   "s string, ts string")
         return df.select(F.col("s").cast("int").alias("i"),
                          F.col("ts").cast("timestamp").cast("long").alias("epoch"),
                          F.col("ts").cast("timestamp").cast("date").alias("d"))

@@ -206,7 +206,8 @@ def test_timezone_aware_datetimes_become_utc():
     def program(spark, F, T, Window):
         plus2 = dt.timezone(dt.timedelta(hours=2))
         return spark.createDataFrame(
-            [(1, dt.datetime(2024, 1, 1, 12, 0, tzinfo=plus2)), (2, dt.datetime(2024, 7, 1, 0, 30, tzinfo=dt.timezone.utc))],
+            [(1, dt.datetime(2024, 1, 1, 12, 0, tzinfo=plus2)),
+             (2, dt.datetime(2024, 7, 1, 0, 30, tzinfo=dt.timezone.utc))],
             "id int, ts timestamp")
     assert_same(program, shuffle_partitions=(1,))
 

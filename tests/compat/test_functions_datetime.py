@@ -95,15 +95,18 @@ def test_date_format_trunc_dayofweek():
 
 def test_date_add_with_column_days_and_negative_datediff():
     def program(spark, F, T, Window):
-        df = spark.createDataFrame([(dt.date(2024, 1, 31), 1), (dt.date(2024, 2, 28), -60), (None, 3), (dt.date(2023, 3, 1), None)],
+        df = spark.createDataFrame([(dt.date(2024, 1, 31), 1), (dt.date(2024, 2, 28), -60), (None, 3),
+                                    (dt.date(2023, 3, 1), None)],
                                    "d date, n int")
-        return df.select("d", "n", F.date_add("d", F.col("n")).alias("plus"), F.date_sub(F.col("d"), F.col("n")).alias("minus"),
+        return df.select("d", "n", F.date_add("d", F.col("n")).alias("plus"),
+                         F.date_sub(F.col("d"), F.col("n")).alias("minus"),
                          F.datediff(F.lit(dt.date(2020, 1, 1)), "d").alias("neg"))
     assert_same(program)
 
 
 def test_year_month_day_of_timestamps_near_midnight_utc():
     def program(spark, F, T, Window):
-        df = spark.createDataFrame([(dt.datetime(2023, 12, 31, 23, 59, 59),), (dt.datetime(2024, 1, 1, 0, 0, 0),)], "ts timestamp")
+        df = spark.createDataFrame([(dt.datetime(2023, 12, 31, 23, 59, 59),), (dt.datetime(2024, 1, 1, 0, 0, 0),)],
+                                   "ts timestamp")
         return df.select("ts", F.year("ts"), F.month("ts"), F.dayofmonth("ts"), F.to_date("ts").alias("d"))
     assert_same(program)

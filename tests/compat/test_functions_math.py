@@ -15,7 +15,8 @@ def test_abs_int_bigint_double():
 
 def test_round_half_up_doubles():
     def program(spark, F, T, Window):
-        df = spark.createDataFrame([(0.5,), (1.5,), (2.5,), (-2.5,), (0.125,), (2.675,), (None,), (1234.5678,)], "x double")
+        df = spark.createDataFrame([(0.5,), (1.5,), (2.5,), (-2.5,), (0.125,), (2.675,), (None,), (1234.5678,)],
+                                   "x double")
         return df.select("x", F.round("x"), F.round("x", 2).alias("r2"), F.round("x", -1).alias("rm1"))
     assert_same(program)
 

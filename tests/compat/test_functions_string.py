@@ -74,7 +74,8 @@ def test_string_functions_on_unicode():
 
 def test_string_compare_and_coalesce():
     def program(spark, F, T, Window):
-        return words(spark).select("id", F.coalesce("s", "t").alias("first_non_null"), (F.col("t") == "").alias("empty"))
+        return words(spark).select("id", F.coalesce("s", "t").alias("first_non_null"),
+                                   (F.col("t") == "").alias("empty"))
     assert_same(program)
 
 

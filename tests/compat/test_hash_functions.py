@@ -82,6 +82,7 @@ def test_hash_of_many_rows_matches(quiver_api, pyspark_api):
     """A larger column (several batches' worth of distinct strings and longs) hashes as Spark does."""
     def program(spark, F, T, Window):
         df = spark.range(0, 5000).select(
-            "id", (F.col("id") * 7919 - 123456789).alias("l"), F.concat(F.lit("k"), F.col("id").cast("string")).alias("s"))
+            "id", (F.col("id") * 7919 - 123456789).alias("l"),
+            F.concat(F.lit("k"), F.col("id").cast("string")).alias("s"))
         return df.select("id", F.hash("l", "s"), F.xxhash64("s", "l"))
     assert_same(program, shuffle_partitions=(2,))

@@ -217,7 +217,8 @@ def test_csv_infer_schema_dates_doubles_and_quoted_text(tmp_path):
         df = spark.createDataFrame(
             [(1, "plain", 1.5, True), (2, "has, comma", None, False), (3, 'has "quotes"', 2.0, None),
              (4, None, -3.25, True), (5, "", 0.0, False)],
-            "id int, text string, x double, ok boolean").withColumn("day", F.date_add(F.lit("2024-01-01").cast("date"), F.col("id")))
+            "id int, text string, x double, ok boolean").withColumn("day", F.date_add(F.lit("2024-01-01").cast("date"),
+                                                                                      F.col("id")))
         df.write.csv(path, header=True)
         return spark.read.csv(path, header=True, inferSchema=True)
     assert_same(program)
@@ -243,7 +244,8 @@ def _typed(spark):
         "id int, ts timestamp, d date, x double, b boolean, q string, bs string")
 
 
-@pytest.mark.xfail(strict=True, reason='known gap: CSV writer formats timestamps and doubles with Arrow, not Spark, text rules')
+@pytest.mark.xfail(strict=True,
+                   reason='known gap: CSV writer formats timestamps and doubles with Arrow, not Spark, text rules')
 def test_text_written_for_timestamps_dates_doubles_in_csv(tmp_path):
     def program(spark, F, T, Window):
         path = _fresh(tmp_path, "typed.csv")
@@ -252,7 +254,8 @@ def test_text_written_for_timestamps_dates_doubles_in_csv(tmp_path):
     assert_same(program)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: JSON writer formats timestamps without Spark's millisecond precision and Z suffix")
+@pytest.mark.xfail(strict=True, reason="known gap: JSON writer formats timestamps without Spark's millisecond "
+                                       "precision and Z suffix")
 def test_text_written_for_timestamps_dates_doubles_in_json(tmp_path):
     def program(spark, F, T, Window):
         path = _fresh(tmp_path, "typed.json")
@@ -261,7 +264,8 @@ def test_text_written_for_timestamps_dates_doubles_in_json(tmp_path):
     assert_same(program)
 
 
-@pytest.mark.xfail(strict=True, reason='known gap: pyarrow.csv applies the escape character outside quotes, dropping a bare backslash')
+@pytest.mark.xfail(strict=True, reason='known gap: pyarrow.csv applies the escape character outside quotes, dropping a '
+                                       'bare backslash')
 def test_quiver_reads_csv_pyspark_wrote_with_quotes_and_backslashes(tmp_path):
     ref = pyspark_engine()
     path = str(tmp_path / "typed_by_spark.csv")

@@ -33,7 +33,8 @@ def test_join_on_list_of_names(how):
         left = spark.createDataFrame(
             [(1, "a", 10), (1, "b", 20), (2, "a", 30), (None, "a", 40), (3, None, 50)], "k1 int, k2 string, v int")
         right = spark.createDataFrame(
-            [(1, "a", "x"), (2, "a", "y"), (2, "b", "z"), (None, "a", "n"), (3, None, "m")], "k1 int, k2 string, w string")
+            [(1, "a", "x"), (2, "a", "y"), (2, "b", "z"), (None, "a", "n"), (3, None, "m")],
+            "k1 int, k2 string, w string")
         return left.join(right, ["k1", "k2"], how)
     program.__name__ = f"join_on_list_{how}"
     assert_same(program)
@@ -64,7 +65,8 @@ def test_cross_join_and_how_cross():
 
 def test_non_equi_join_condition():
     def program(spark, F, T, Window):
-        bands = spark.createDataFrame([("low", 0, 30), ("mid", 30, 40), ("high", 40, 200)], "band string, lo int, hi int")
+        bands = spark.createDataFrame([("low", 0, 30), ("mid", 30, 40), ("high", 40, 200)],
+                                      "band string, lo int, hi int")
         p = people(spark)
         return p.join(bands, (p.age >= bands.lo) & (p.age < bands.hi), "left").select("name", "age", "band")
     assert_same(program)
@@ -148,7 +150,8 @@ def test_three_way_join():
     def program(spark, F, T, Window):
         p = people(spark)
         d = depts(spark)
-        cities = spark.createDataFrame([("Paris", "FR"), ("London", "UK"), ("Berlin", "DE")], "city string, country string")
+        cities = spark.createDataFrame([("Paris", "FR"), ("London", "UK"), ("Berlin", "DE")],
+                                       "city string, country string")
         return p.join(d, "dept_id", "left").join(cities, "city", "left").select("name", "dept_name", "country")
     assert_same(program)
 

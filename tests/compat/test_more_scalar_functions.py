@@ -44,7 +44,8 @@ def test_levenshtein_and_soundex():
 def test_regexp_extract_all():
     def program(spark, F, T, Window):
         df = spark.createDataFrame([(1, "a1b22c333"), (2, "none"), (3, None), (4, "x-10 y-2")], "id int, s string")
-        return df.select("id", F.regexp_extract_all("s", F.lit(r"(\d+)")), F.regexp_extract_all("s", F.lit(r"([a-z])(\d)"), 2),
+        return df.select("id", F.regexp_extract_all("s", F.lit(r"(\d+)")),
+                         F.regexp_extract_all("s", F.lit(r"([a-z])(\d)"), 2),
                          F.expr(r"regexp_extract_all(s, '\\d+', 0)").alias("whole"))
     assert_same(program, shuffle_partitions=(1,))
 
@@ -97,9 +98,11 @@ def test_from_and_to_utc_timestamp():
     def program(spark, F, T, Window):
         df = spark.createDataFrame(
             [(1, dt.datetime(2024, 1, 1, 0, 0)), (2, dt.datetime(2024, 7, 1, 12, 30, 15, 250000)),
-             (3, dt.datetime(1965, 3, 1, 8, 0)), (4, None), (5, dt.datetime(2024, 3, 10, 2, 30))], "id int, ts timestamp")
+             (3, dt.datetime(1965, 3, 1, 8, 0)), (4, None), (5, dt.datetime(2024, 3, 10, 2, 30))],
+             "id int, ts timestamp")
         return df.select("id", F.from_utc_timestamp("ts", "America/New_York"), F.to_utc_timestamp("ts", "Asia/Tokyo"),
-                         F.from_utc_timestamp("ts", "+05:30").alias("plus"), F.to_utc_timestamp("ts", "UTC").alias("same"),
+                         F.from_utc_timestamp("ts", "+05:30").alias("plus"),
+                         F.to_utc_timestamp("ts", "UTC").alias("same"),
                          F.to_utc_timestamp("ts", "America/Los_Angeles").alias("la"))
     assert_same(program, shuffle_partitions=(1,))
 
@@ -110,6 +113,7 @@ def test_new_functions_in_sql():
         return spark.sql("SELECT id, format_string('%s-%d', s, n), printf('%s', t), base64(s), unbase64('YWJj'), "
                          "levenshtein(s, t), soundex(t), format_number(d, 1), pmod(n, 4), conv('101', 2, 10), bin(n), "
                          "hex(n), unhex('4142'), make_date(2020, 1, id), next_day(DATE'2024-05-01', 'FRI'), "
-                         "substring_index(s, ',', 1), left(t, 2), right(t, 2), split_part(s, ',', 2), replace(t, 'a', '') "
+                         "substring_index(s, ',', 1), left(t, 2), right(t, 2), split_part(s, ',', 2), replace(t, 'a', "
+                         "'') "
                          "FROM more_strings")
     assert_same(program, shuffle_partitions=(1,), conf=NON_ANSI)

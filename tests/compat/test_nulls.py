@@ -96,14 +96,16 @@ def test_comparisons_with_null_are_null():
 def test_null_safe_equality():
     def program(spark, F, T, Window):
         df = spark.createDataFrame([(1, 1), (None, None), (1, None), (2, 3)], "a int, b int")
-        return df.select("a", "b", F.col("a").eqNullSafe(F.col("b")).alias("nse"), (F.col("a") == F.col("b")).alias("eq"))
+        return df.select("a", "b", F.col("a").eqNullSafe(F.col("b")).alias("nse"),
+                         (F.col("a") == F.col("b")).alias("eq"))
     assert_same(program)
 
 
 def test_coalesce():
     def program(spark, F, T, Window):
         return _messy(spark).select(
-            "id", F.coalesce("s", F.lit("default")).alias("s"), F.coalesce(F.col("x"), F.col("n"), F.lit(0)).alias("num"))
+            "id", F.coalesce("s", F.lit("default")).alias("s"),
+            F.coalesce(F.col("x"), F.col("n"), F.lit(0)).alias("num"))
     assert_same(program)
 
 
@@ -117,5 +119,6 @@ def test_null_in_arithmetic_and_string_functions():
 
 def test_null_literal_cast():
     def program(spark, F, T, Window):
-        return people(spark).select("id", F.lit(None).cast("int").alias("nothing"), F.lit(None).cast("string").alias("ns"))
+        return people(spark).select("id", F.lit(None).cast("int").alias("nothing"),
+                                    F.lit(None).cast("string").alias("ns"))
     assert_same(program)

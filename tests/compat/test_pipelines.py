@@ -9,7 +9,8 @@ from .harness import assert_same
 
 def _regions(spark):
     return spark.createDataFrame(
-        [("north", "N. America", "Jo"), ("south", "S. America", "Al"), ("east", "Asia", "Mo"), ("west", "Europe", None)],
+        [("north", "N. America", "Jo"), ("south", "S. America", "Al"), ("east", "Asia", "Mo"),
+         ("west", "Europe", None)],
         "region string, market string, manager string")
 
 
@@ -93,9 +94,11 @@ def test_headcount_and_payroll_by_department():
 def test_customer_orders_semi_anti_and_union():
     def program(spark, F, T, Window):
         customers = spark.createDataFrame(
-            [(1, "Ann", "gold"), (2, "Ben", "silver"), (3, "Cy", "gold"), (4, "Di", None)], "cid int, cname string, tier string")
+            [(1, "Ann", "gold"), (2, "Ben", "silver"), (3, "Cy", "gold"), (4, "Di", None)],
+            "cid int, cname string, tier string")
         orders = spark.createDataFrame(
-            [(100, 1, 20.0), (101, 1, 5.5), (102, 3, 99.9), (103, 9, 1.0), (104, None, 3.0)], "oid int, cid int, total double")
+            [(100, 1, 20.0), (101, 1, 5.5), (102, 3, 99.9), (103, 9, 1.0), (104, None, 3.0)],
+            "oid int, cid int, total double")
         buyers = customers.join(orders, "cid", "left_semi").withColumn("status", F.lit("buyer"))
         idle = customers.join(orders, "cid", "left_anti").withColumn("status", F.lit("idle"))
         spend = orders.groupBy("cid").agg(F.sum("total").alias("spent"))

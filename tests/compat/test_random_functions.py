@@ -98,7 +98,8 @@ def test_sample_fraction_determinism_and_replacement(api):
     df = spark.range(0, 100_000, 1, 4)
     n = df.sample(0.1, seed=1).count()
     assert abs(n - 10_000) < 500
-    assert sorted(r.id for r in df.sample(False, 0.01, 5).collect()) == sorted(r.id for r in df.sample(0.01, 5).collect())
+    assert sorted(r.id for r in df.sample(False, 0.01, 5).collect()) == sorted(r.id
+                                                                               for r in df.sample(0.01, 5).collect())
     assert df.sample(fraction=0.0, seed=1).count() == 0
     assert df.sample(fraction=1.0, seed=1).count() == 100_000
     with_replacement = df.sample(True, 2.0, 3)
@@ -114,12 +115,12 @@ def test_random_split_is_disjoint_and_complete(api):
     spark, F = api
     df = spark.range(0, 30_000, 1, 3)
     parts = df.randomSplit([1.0, 2.0, 3.0], seed=17)
-    ids = [set(r.id for r in p.collect()) for p in parts]
+    ids = [{r.id for r in p.collect()} for p in parts]
     assert sum(len(s) for s in ids) == 30_000
     assert set().union(*ids) == set(range(30_000))
     for share, got in zip([1 / 6, 2 / 6, 3 / 6], ids):
         assert abs(len(got) / 30_000 - share) < 0.02
-    again = [set(r.id for r in p.collect()) for p in df.randomSplit([1.0, 2.0, 3.0], seed=17)]
+    again = [{r.id for r in p.collect()} for p in df.randomSplit([1.0, 2.0, 3.0], seed=17)]
     assert again == ids
 
 

@@ -6,7 +6,6 @@ tie are broken by `order_id`, so each engine's answer is the only right one.
 """
 from __future__ import annotations
 
-
 import pytest
 
 from .data import depts, people, sales

@@ -113,7 +113,8 @@ SCALAR = {
 IN = {
     "in_basic": "SELECT name FROM sq_people WHERE dept_id IN (SELECT dept_id FROM sq_depts)",
     "in_null_probe_and_null_in_list": "SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM sq_b)",
-    "not_in_null_in_subquery_gives_nothing": "SELECT name FROM sq_people WHERE dept_id NOT IN (SELECT dept_id FROM sq_depts)",
+    "not_in_null_in_subquery_gives_nothing": "SELECT name FROM sq_people WHERE dept_id NOT IN (SELECT dept_id FROM "
+                                             "sq_depts)",
     "not_in_null_probe_excluded":
         "SELECT name FROM sq_people WHERE dept_id NOT IN (SELECT dept_id FROM sq_depts WHERE dept_id IS NOT NULL)",
     "not_in_empty_subquery_keeps_null_probe":
@@ -139,14 +140,16 @@ IN = {
         "WHERE p.dept_id NOT IN (SELECT d.dept_id FROM sq_depts d WHERE d.hq = p.city)",
     "not_in_correlated_with_nulls":
         "SELECT a.k, a.v FROM sq_a a WHERE a.v NOT IN (SELECT b.w FROM sq_b b WHERE b.k = a.k)",
-    "in_two_subqueries": "SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM sq_b) AND v IN (SELECT v FROM sq_a WHERE v > 15)",
+    "in_two_subqueries": "SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM sq_b) AND v IN (SELECT v FROM sq_a WHERE v > "
+                         "15)",
     "in_and_not_in": "SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM sq_b) AND k NOT IN (SELECT k FROM sq_empty)",
     "in_multi_column": "SELECT k, v FROM sq_a WHERE (k, v) IN (SELECT k, v FROM sq_a WHERE v > 15)",
 }
 
 
 EXISTS = {
-    "exists_correlated": "SELECT d.dept_name FROM sq_depts d WHERE EXISTS (SELECT 1 FROM sq_people p WHERE p.dept_id = d.dept_id)",
+    "exists_correlated": "SELECT d.dept_name FROM sq_depts d WHERE EXISTS (SELECT 1 FROM sq_people p WHERE p.dept_id = "
+                         "d.dept_id)",
     "not_exists_correlated":
         "SELECT d.dept_name FROM sq_depts d WHERE NOT EXISTS (SELECT 1 FROM sq_people p WHERE p.dept_id = d.dept_id)",
     "exists_extra_non_equality":
@@ -164,7 +167,8 @@ EXISTS = {
         "SELECT p.name FROM sq_people p WHERE p.age > 30 "
         "AND EXISTS (SELECT 1 FROM sq_depts d WHERE d.dept_id = p.dept_id AND d.hq = 'Paris')",
     "exists_aggregate_always_one_row":
-        "SELECT d.dept_name FROM sq_depts d WHERE EXISTS (SELECT count(*) FROM sq_people p WHERE p.dept_id = d.dept_id)",
+        "SELECT d.dept_name FROM sq_depts d "
+        "WHERE EXISTS (SELECT count(*) FROM sq_people p WHERE p.dept_id = d.dept_id)",
     "exists_group_by_subquery":
         "SELECT d.dept_name FROM sq_depts d "
         "WHERE EXISTS (SELECT p.city FROM sq_people p WHERE p.dept_id = d.dept_id GROUP BY p.city)",
@@ -201,7 +205,8 @@ NESTED = {
     "cte_correlated_same_cte":
         "WITH known AS (SELECT * FROM sq_people WHERE age IS NOT NULL) "
         "SELECT k1.name FROM known k1 WHERE k1.age = (SELECT max(k2.age) FROM known k2 WHERE k2.city = k1.city)",
-    "cte_in_list": "WITH ids AS (SELECT k FROM sq_b WHERE w > 150) SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM ids)",
+    "cte_in_list":
+        "WITH ids AS (SELECT k FROM sq_b WHERE w > 150) SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM ids)",
     "same_table_in": "SELECT name FROM sq_people WHERE id IN (SELECT id FROM sq_people WHERE age > 30)",
     "same_table_not_exists_self":
         "SELECT p.name FROM sq_people p WHERE NOT EXISTS "
@@ -286,7 +291,8 @@ def test_in_subquery_with_two_columns_for_one_value_raises():
 
 def test_unknown_column_inside_subquery_is_named():
     program = _collect_program(
-        "unknown_inner_column", "SELECT * FROM sq_depts d WHERE EXISTS (SELECT 1 FROM sq_people p WHERE p.dept = d.dept_id)")
+        "unknown_inner_column",
+        "SELECT * FROM sq_depts d WHERE EXISTS (SELECT 1 FROM sq_people p WHERE p.dept = d.dept_id)")
     assert_both_raise(program, _analysis_exception(), match=["p.dept", "dept_id"])
 
 

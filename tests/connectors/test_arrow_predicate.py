@@ -5,15 +5,15 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pytest
 
+from quiver.connectors.arrow_predicate import exact_arrow_expression
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import And, AttributeRef, Comparison, IsNull, Literal, Not, Or
-from quiver.connectors.arrow_predicate import exact_arrow_expression
 
 A = AttributeRef("a", T.LongType(), True, 1)
 B = AttributeRef("b", T.LongType(), True, 2)
 S = AttributeRef("s", T.StringType(), True, 3)
 F = AttributeRef("f", T.DoubleType(), True, 4)
-I = AttributeRef("i", T.IntegerType(), True, 5)
+I32 = AttributeRef("i", T.IntegerType(), True, 5)
 
 
 def _rows_kept(expr, table: pa.Table) -> list[int]:
@@ -39,7 +39,7 @@ def test_null_comparisons_drop_the_row_as_in_spark():
 
 @pytest.mark.parametrize("expr", [
     Comparison("=", F, F),                          # NaN = NaN is true in Spark, false in Arrow
-    Comparison("=", A, I),                          # mixed types: the analyzer's cast is missing
+    Comparison("=", A, I32),                        # mixed types: the analyzer's cast is missing
     Comparison("<=>", A, B),                        # null-safe equality
     Or(Comparison("=", A, B), Comparison("=", F, Literal(1.0, T.DoubleType()))),
 ])

@@ -7,13 +7,13 @@ import gzip
 import pyarrow as pa
 import pytest
 
-from tests.connectors.spark_compare import assert_matches_spark, read_all
 from quiver.connectors import csv as csv_connector
 from quiver.connectors.csv import CsvFormat, header_names
 from quiver.connectors.files import FileReadError
-from quiver.connectors.sink import FileSink
 from quiver.connectors.registry import file_source
+from quiver.connectors.sink import FileSink
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
+from tests.connectors.spark_compare import assert_matches_spark, read_all
 
 TYPES_CSV = """\
 id,name,amount,flag,day,ts,big,mixed,empty,huge,loose

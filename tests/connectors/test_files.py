@@ -6,12 +6,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from tests.connectors.spark_compare import read_all
 from quiver.connectors.base import Source
 from quiver.connectors.options import read_options
 from quiver.connectors.registry import FILE_FORMATS, file_format, file_source
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
 from quiver.engine.core.types import LongType, StringType, StructField, StructType
+from tests.connectors.spark_compare import read_all
 
 
 def many_files(tmp_path, n: int) -> None:
@@ -33,7 +33,7 @@ def test_small_files_are_packed_into_about_target_splits(tmp_path, target):
     splits = source.splits(target)
     assert len(splits) == min(target, 12)
     values = sorted(v for s in splits for b in source.read(s, ["x"], None) for v in b.column(0).to_pylist())
-    assert values == sorted([i for i in range(12)] + [i + 100 for i in range(12)])
+    assert values == sorted(list(range(12)) + [i + 100 for i in range(12)])
 
 
 def test_describe_lists_roots_and_partitions(tmp_path):

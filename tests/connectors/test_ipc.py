@@ -6,13 +6,12 @@ import pyarrow.feather as feather
 import pyarrow.ipc as ipc
 import pytest
 
-from tests.connectors.spark_compare import read_all
 from quiver.connectors import files
 from quiver.connectors.files import FileReadError
-from quiver.connectors.sink import FileSink
 from quiver.connectors.ipc import IpcFormat
 from quiver.connectors.registry import file_source
-
+from quiver.connectors.sink import FileSink
+from tests.connectors.spark_compare import read_all
 
 SCHEMA = pa.schema([("x", pa.int64()), ("y", pa.float64())])
 

@@ -23,8 +23,8 @@ from quiver.connectors.jdbc import JdbcSplit
 from quiver.connectors.jdbc_partitions import bound_value, stride_clauses
 from quiver.connectors.postgres_connection import JdbcError, postgres_target
 from quiver.connectors.registry import table_source
-from quiver.engine.core.errors import AnalysisException, ConfigurationError, TaskFailedError
 from quiver.engine.api.session import Session
+from quiver.engine.core.errors import AnalysisException, ConfigurationError, TaskFailedError
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "postgres"
 HAS_SERVER = bool(shutil.which("initdb") or glob.glob("/usr/lib/postgresql/*/bin/initdb"))

@@ -8,13 +8,13 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from tests.connectors.spark_compare import assert_matches_spark, read_all
 from quiver.connectors.files import FileReadError
-from quiver.connectors.sink import FileSink
 from quiver.connectors.json import JsonFormat
 from quiver.connectors.json_schema import infer_value_type, merge_types
 from quiver.connectors.registry import file_source
+from quiver.connectors.sink import FileSink
 from quiver.engine.core.errors import ConfigurationError
+from tests.connectors.spark_compare import assert_matches_spark, read_all
 
 MIXED = """\
 {"z": 1, "a": 1.5, "s": "x", "b": true, "n": null, "o": {"y": 2, "x": "q"}, "arr": [1, 2]}
@@ -61,7 +61,7 @@ def test_failfast_names_file_and_line(tmp_path):
 
 
 def test_fast_reader_hands_over_to_python_mid_file(tmp_path):
-    lines = ['{"a": %d}' % i for i in range(150_000)] + ['{"a": "x"}', '{"a": 7}']
+    lines = [f'{{"a": {i}}}' for i in range(150_000)] + ['{"a": "x"}', '{"a": 7}']
     path = write(tmp_path / "f.json", "\n".join(lines) + "\n")
     source = file_source("json", path, {}, "a BIGINT")
     values = read_all(source).column("a").to_pylist()

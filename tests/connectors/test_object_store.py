@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from decimal import Decimal
-from typing import Iterator
 
 import pytest
 
@@ -20,11 +20,16 @@ from quiver import functions as F
 from quiver.connectors import object_store
 from quiver.connectors.cache import StorageCacheSettings, storage_cache_stats
 from quiver.connectors.object_store import (
-    ObjectStoreError, S3Settings, StorageBinding, bind_settings, binding_for, settings_for,
+    ObjectStoreError,
+    S3Settings,
+    StorageBinding,
+    bind_settings,
+    binding_for,
+    settings_for,
 )
 from quiver.connectors.registry import file_sink, file_source
-from quiver.engine.core.errors import AnalysisException, ConfigurationError, QuiverError
 from quiver.engine.api.session import Session
+from quiver.engine.core.errors import AnalysisException, ConfigurationError, QuiverError
 
 boto3 = pytest.importorskip("boto3", reason="boto3 (with moto[server]) runs the S3 test server")
 pytest.importorskip("moto", reason="moto[server] provides the S3-compatible test server")
@@ -59,7 +64,7 @@ def moto_server(**env: str) -> Iterator[str]:
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"moto server did not start on {endpoint}")
+                    raise RuntimeError(f"moto server did not start on {endpoint}") from None
                 time.sleep(0.1)
         yield endpoint
     finally:

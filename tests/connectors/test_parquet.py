@@ -9,13 +9,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from tests.connectors.spark_compare import assert_matches_spark, read_all
 from quiver.connectors import files
 from quiver.connectors.files import FileReadError
-from quiver.connectors.sink import FileSink
 from quiver.connectors.parquet import ParquetFormat
 from quiver.connectors.registry import file_source
+from quiver.connectors.sink import FileSink
 from quiver.engine.core.errors import AnalysisException
+from tests.connectors.spark_compare import assert_matches_spark, read_all
 
 
 def write(path, table: pa.Table, **kwargs) -> str:
@@ -73,7 +73,7 @@ def test_predicate_skips_row_groups_by_statistics(tmp_path):
     path = write(tmp_path / "f.parquet", numbers(0, 4000), row_group_size=1000)
     _corrupt_row_group(path, 3)
     source = file_source("parquet", path)
-    with pytest.raises(Exception):
+    with pytest.raises(FileReadError):
         read_all(source)
     # Row group 3 holds x in [3000, 4000): statistics rule it out, so its broken pages are never read.
     # The predicate is a hint that prunes whole row groups; rows within a kept group are the plan's to filter.

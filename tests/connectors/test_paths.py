@@ -9,10 +9,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.connectors.spark_compare import assert_matches_spark
 from quiver.connectors.paths import escape_partition_value, is_hidden, list_files
 from quiver.connectors.registry import file_source
 from quiver.engine.core.errors import AnalysisException
+from tests.connectors.spark_compare import assert_matches_spark
 
 
 def touch(path, data: bytes = b"x") -> str:

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from quiver.engine.core.errors import AnalysisException, ConfigurationError
 from quiver.engine.api.session import Session
+from quiver.engine.core.errors import AnalysisException, ConfigurationError
 
 CSV = "id,name,amount,day\n1,alice,1.5,2024-01-05\n2,,2,2024-01-06\n3,\"bob, jr\",,2024-01-07\n"
 

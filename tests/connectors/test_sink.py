@@ -4,16 +4,16 @@ from __future__ import annotations
 import datetime
 import os
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
 
-from tests.connectors.spark_compare import assert_matches_spark, read_all
 from quiver.connectors.base import Sink
-from quiver.connectors.sink import FileSink
 from quiver.connectors.registry import file_sink, file_source
+from quiver.connectors.sink import FileSink
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
+from tests.connectors.spark_compare import assert_matches_spark, read_all
 
 TABLE = pa.table({
     "k": pa.array([1, 2, 1, None], pa.int32()),

@@ -10,9 +10,9 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
+from quiver.engine.api.session import Session
 from quiver.engine.api.spark_interop import from_pyspark, to_pyspark
 from quiver.engine.core.errors import AnalysisException
-from quiver.engine.api.session import Session
 
 RICH_SQL = """
 SELECT * FROM VALUES
@@ -123,6 +123,7 @@ def test_many_rows_and_an_empty_result(quiver_session, spark):
 def test_handover_goes_through_arrow_not_pandas(quiver_session, spark, rich, monkeypatch):
     from pyspark.sql import DataFrame as PySparkDataFrame
     from pyspark.sql import SparkSession
+
     from quiver.engine.api.dataframe import DataFrame as QuiverDataFrame
 
     def refuse(*args, **kwargs):

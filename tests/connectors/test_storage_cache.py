@@ -18,7 +18,7 @@ from quiver.connectors.cache import BLOCK_BYTES, BlockCache, DecodedCache, cachi
 class _CountedFile(io.FileIO):
     """A local file that adds every byte it reads to its store's count."""
 
-    def __init__(self, path: str, store: "CountingStore"):
+    def __init__(self, path: str, store: CountingStore):
         super().__init__(path, "r")
         self._store = store
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 import pytest
 
 
-
-
-
 def _rows_of(plan, spark) -> list[tuple]:
     """Run a logical plan as it is (no optimizer) and return its rows, sorted, as tuples."""
     from quiver.planners.physical.planner import PlannerConfig, plan_physical

@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+
 from quiver.engine.core.errors import ConfigurationError
 from quiver.planners.cost import (
     OPERATORS,

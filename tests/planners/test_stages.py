@@ -1,10 +1,9 @@
 """quiver/planners/stages.py: a physical plan is cut at every exchange into a DAG of stages, parents first."""
 from __future__ import annotations
 
+from quiver import functions as F
 from quiver.planners.physical import nodes as P
 from quiver.planners.stages import split_stages
-
-from quiver import functions as F
 
 
 def _graph(df):

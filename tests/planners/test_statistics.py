@@ -10,6 +10,8 @@ import datetime as dt
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from quiver import functions as F
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
@@ -34,8 +36,6 @@ from quiver.planners.statistics import (
     join_rows,
     selectivity,
 )
-
-from quiver import functions as F
 
 ROWS = 1000
 START = dt.date(1992, 1, 1)

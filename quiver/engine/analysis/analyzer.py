@@ -7,28 +7,66 @@ tables that both have `id`) raises an ambiguity error that says how to qualify i
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Iterator, Sequence
 
+from quiver.engine.analysis.functions.catalog import lookup
+from quiver.engine.analysis.generators import (
+    check_no_nested_generator,
+    contains_generator,
+    generated_attributes,
+    is_generator,
+    split_generator,
+)
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, UnresolvedColumnError, unknown_column
-from quiver.engine.core.expressions import NUMBA_UDF
 from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
-    In, Literal, Negate, Not, Or, PythonUDF, ScalarFunction, SortOrder, UNBOUNDED, UnresolvedColumn, UnresolvedStar,
-    WindowExpression, WindowFunction, contains_aggregate, contains_window, new_expr_id, output_name,
-    transform_expr, wider_type,
+    NUMBA_UDF,
+    UNBOUNDED,
+    AggregateFunction,
+    Alias,
+    And,
+    AttributeRef,
+    BinaryArithmetic,
+    CaseWhen,
+    Cast,
+    Comparison,
+    Expr,
+    In,
+    Literal,
+    Negate,
+    Not,
+    Or,
+    PythonUDF,
+    ScalarFunction,
+    SortOrder,
+    UnresolvedColumn,
+    UnresolvedStar,
+    WindowExpression,
+    WindowFunction,
+    contains_aggregate,
+    contains_window,
+    new_expr_id,
+    output_name,
+    transform_expr,
+    wider_type,
 )
-from quiver.engine.analysis.generators import (
-    check_no_nested_generator, contains_generator, generated_attributes, is_generator, split_generator,
+from quiver.engine.core.plan import (
+    Aggregate,
+    Filter,
+    Generate,
+    Join,
+    LogicalPlan,
+    Project,
+    Sort,
+    SubqueryAlias,
+    Union,
+    Window,
+    transform_up,
 )
 from quiver.engine.core.subqueries import OuterReference
-from quiver.engine.core.plan import (
-    Generate, Aggregate, Filter, Join, LogicalPlan, Project, Sort, SubqueryAlias, Union, Window, transform_up,
-)
-from quiver.engine.analysis.functions.catalog import lookup
 
 
 def analyze(plan: LogicalPlan) -> LogicalPlan:
@@ -485,7 +523,8 @@ def _coerce_node(e: Expr) -> Expr:
         value, offset, default = e.args
         return WindowFunction(e.name, (value, offset, _cast(default, value.dtype)))
     if isinstance(e, AggregateFunction):
-        if e.name in ("sum", "avg", "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and e.args:
+        if e.name in ("sum", "avg", "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp",
+                      "var_pop") and e.args:
             if isinstance(e.args[0].dtype, T.StringType):
                 return replace(e, args=(Cast(e.args[0], T.DoubleType()),) + e.args[1:])
         e.dtype  # noqa: B018 — raises AnalysisException for unsupported argument types
@@ -526,7 +565,8 @@ def _coerce_arithmetic(e: BinaryArithmetic) -> Expr:
 
 
 def _decimal_for_operand(e: Expr, t: T.DataType) -> T.DecimalType:
-    """An integer literal counts with its own digits (Spark: `price + 1` is decimal(p+1, s)), a column with its type's."""
+    """An integer literal counts with its own digits (Spark: `price + 1` is decimal(p+1, s)), a column with
+    its type's."""
     if isinstance(e, Literal) and isinstance(e.value, int):
         return T.DecimalType(max(1, len(str(abs(e.value)))), 0)
     return T.decimal_for_integral(t)

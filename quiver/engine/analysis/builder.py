@@ -10,19 +10,42 @@ coercion rules (`spark.sql` does for SQL, `DataFrame._built` for the API).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from quiver.engine.analysis.analyzer import analyze, coerce, fresh_ids, widen_set_operation
 from quiver.engine.analysis.grouping_sets import grouping_sets_aggregate
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, UnresolvedColumnError
 from quiver.engine.core.expressions import (
-    FRAMED_WINDOW_FUNCTIONS, UNBOUNDED, WINDOW_FUNCTIONS, AggregateFunction, Alias, AttributeRef, CaseWhen,
-    Comparison, Expr, Literal, ScalarFunction, SortOrder, WindowExpression, WindowFunction, conjoin, transform_expr,
+    FRAMED_WINDOW_FUNCTIONS,
+    UNBOUNDED,
+    WINDOW_FUNCTIONS,
+    AggregateFunction,
+    Alias,
+    AttributeRef,
+    CaseWhen,
+    Comparison,
+    Expr,
+    Literal,
+    ScalarFunction,
+    SortOrder,
+    WindowExpression,
+    WindowFunction,
+    conjoin,
+    transform_expr,
 )
 from quiver.engine.core.plan import (
-    JOIN_TYPE_ALIASES, Aggregate, Join, Limit, LogicalPlan, Offset, Project, Sort, Union, Window,
+    JOIN_TYPE_ALIASES,
+    Aggregate,
+    Join,
+    Limit,
+    LogicalPlan,
+    Offset,
+    Project,
+    Sort,
+    Union,
+    Window,
 )
 
 # ---------------------------------------------------------------- joins
@@ -210,7 +233,7 @@ def pivoted_aggregates(aggregates: Sequence[Expr], column: Expr, values: Sequenc
             inner = agg.child if isinstance(agg, Alias) else agg
             label = agg.name if isinstance(agg, Alias) else inner.sql()
 
-            def only_matching(e: Expr) -> Expr:
+            def only_matching(e: Expr, cond: Expr = cond) -> Expr:
                 if not isinstance(e, AggregateFunction):
                     return e
                 args = e.args or (Literal(1, T.IntegerType()),)

@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import (
-    Alias, AttributeRef, Expr, ScalarFunction, new_expr_id,
+    Alias,
+    AttributeRef,
+    Expr,
+    ScalarFunction,
+    new_expr_id,
 )
 
 GENERATORS = frozenset({"explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer"})

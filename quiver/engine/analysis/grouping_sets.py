@@ -15,17 +15,23 @@ outside aggregate functions a key reads k', grouping(k) reads g and grouping_id(
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
+from quiver.engine.analysis.analyzer import analyze, same_expr
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, Expr, Literal, ScalarFunction, UnresolvedColumn,
+    AggregateFunction,
+    Alias,
+    Expr,
+    Literal,
+    ScalarFunction,
+    UnresolvedColumn,
     transform_expr,
 )
 from quiver.engine.core.plan import Aggregate, LogicalPlan, Project, Union
-from quiver.engine.analysis.analyzer import same_expr, analyze
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -52,7 +58,7 @@ def grouping_sets_aggregate(child: LogicalPlan, keys: Sequence[Expr], sets: Sequ
     if n > 62:
         raise AnalysisException(f"grouping sets over {n} columns are too many; at most 62 are supported")
     branches = []
-    for number, kept in enumerate(sets):
+    for kept in sets:
         kept = set(kept)
         gid = sum(1 << (n - 1 - i) for i in range(n) if i not in kept)
         extra: list[Expr] = [Alias(k if i in kept else Literal(None, k.dtype), f"__grouping_key{i}")
@@ -116,7 +122,7 @@ def _virtual_grouping_id(item: Expr) -> Expr:
     return swapped
 
 
-def grouping_sets_sql(group: "exp.Group") -> tuple[list["exp.Expression"], list[tuple[int, ...]]] | None:
+def grouping_sets_sql(group: exp.Group) -> tuple[list[exp.Expression], list[tuple[int, ...]]] | None:
     """The keys (sqlglot expressions, first appearance first) and sets of a GROUP BY with ROLLUP, CUBE
     or GROUPING SETS, or None for a plain GROUP BY. The sets of several clauses multiply, as in Spark."""
     from sqlglot import exp

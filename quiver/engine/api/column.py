@@ -1,15 +1,31 @@
 """`Column`: the PySpark-shaped wrapper users combine into expressions."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
+from quiver.engine.analysis.generators import MultiAlias
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import (
-    Alias, And, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In, IsNotNull, IsNull,
-    Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn,
+    Alias,
+    And,
+    BinaryArithmetic,
+    CaseWhen,
+    Cast,
+    Comparison,
+    Expr,
+    In,
+    IsNotNull,
+    IsNull,
+    Literal,
+    Negate,
+    Not,
+    Or,
+    ScalarFunction,
+    SortOrder,
+    UnresolvedColumn,
 )
-from quiver.engine.analysis.generators import MultiAlias
 
 
 def to_expr(value: Any) -> Expr:
@@ -28,7 +44,7 @@ def literal_expr(value: Any) -> Expr:
     return Literal.of(value)
 
 
-def lit(value: Any) -> "Column":
+def lit(value: Any) -> Column:
     """A literal column, as `F.lit`."""
     if isinstance(value, Column):
         return value
@@ -58,7 +74,7 @@ class Column:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def _bin(self, op: str, other: Any, reverse: bool = False) -> "Column":
+    def _bin(self, op: str, other: Any, reverse: bool = False) -> Column:
         left, right = self.expr, literal_expr(other)
         if reverse:
             left, right = right, left
@@ -66,81 +82,81 @@ class Column:
             return Column(BinaryArithmetic(op, left, right))
         return Column(Comparison(op, left, right))
 
-    def __add__(self, o: Any) -> "Column": return self._bin("+", o)
-    def __radd__(self, o: Any) -> "Column": return self._bin("+", o)  # PySpark names 1 + x as (x + 1)
-    def __sub__(self, o: Any) -> "Column": return self._bin("-", o)
-    def __rsub__(self, o: Any) -> "Column": return self._bin("-", o, True)
-    def __mul__(self, o: Any) -> "Column": return self._bin("*", o)
-    def __rmul__(self, o: Any) -> "Column": return self._bin("*", o)
-    def __truediv__(self, o: Any) -> "Column": return self._bin("/", o)
-    def __rtruediv__(self, o: Any) -> "Column": return self._bin("/", o, True)
-    def __mod__(self, o: Any) -> "Column": return self._bin("%", o)
-    def __rmod__(self, o: Any) -> "Column": return self._bin("%", o, True)
-    def __neg__(self) -> "Column": return Column(Negate(self.expr))
-    def __pow__(self, o: Any) -> "Column": return Column(ScalarFunction("power", (self.expr, literal_expr(o))))
-    def __rpow__(self, o: Any) -> "Column": return Column(ScalarFunction("power", (literal_expr(o), self.expr)))
+    def __add__(self, o: Any) -> Column: return self._bin("+", o)
+    def __radd__(self, o: Any) -> Column: return self._bin("+", o)  # PySpark names 1 + x as (x + 1)
+    def __sub__(self, o: Any) -> Column: return self._bin("-", o)
+    def __rsub__(self, o: Any) -> Column: return self._bin("-", o, True)
+    def __mul__(self, o: Any) -> Column: return self._bin("*", o)
+    def __rmul__(self, o: Any) -> Column: return self._bin("*", o)
+    def __truediv__(self, o: Any) -> Column: return self._bin("/", o)
+    def __rtruediv__(self, o: Any) -> Column: return self._bin("/", o, True)
+    def __mod__(self, o: Any) -> Column: return self._bin("%", o)
+    def __rmod__(self, o: Any) -> Column: return self._bin("%", o, True)
+    def __neg__(self) -> Column: return Column(Negate(self.expr))
+    def __pow__(self, o: Any) -> Column: return Column(ScalarFunction("power", (self.expr, literal_expr(o))))
+    def __rpow__(self, o: Any) -> Column: return Column(ScalarFunction("power", (literal_expr(o), self.expr)))
 
-    def __eq__(self, o: Any) -> "Column":  # type: ignore[override]
+    def __eq__(self, o: Any) -> Column:  # type: ignore[override]
         return self._bin("=", o)
 
-    def __ne__(self, o: Any) -> "Column":  # type: ignore[override]
+    def __ne__(self, o: Any) -> Column:  # type: ignore[override]
         return Column(Not(Comparison("=", self.expr, literal_expr(o))))
 
-    def __lt__(self, o: Any) -> "Column": return self._bin("<", o)
-    def __le__(self, o: Any) -> "Column": return self._bin("<=", o)
-    def __gt__(self, o: Any) -> "Column": return self._bin(">", o)
-    def __ge__(self, o: Any) -> "Column": return self._bin(">=", o)
+    def __lt__(self, o: Any) -> Column: return self._bin("<", o)
+    def __le__(self, o: Any) -> Column: return self._bin("<=", o)
+    def __gt__(self, o: Any) -> Column: return self._bin(">", o)
+    def __ge__(self, o: Any) -> Column: return self._bin(">=", o)
 
-    def eqNullSafe(self, o: Any) -> "Column":
+    def eqNullSafe(self, o: Any) -> Column:
         return self._bin("<=>", o)
 
-    def __and__(self, o: Any) -> "Column": return Column(And(self.expr, literal_expr(o)))
-    def __rand__(self, o: Any) -> "Column": return Column(And(literal_expr(o), self.expr))
-    def __or__(self, o: Any) -> "Column": return Column(Or(self.expr, literal_expr(o)))
-    def __ror__(self, o: Any) -> "Column": return Column(Or(literal_expr(o), self.expr))
-    def __invert__(self) -> "Column": return Column(Not(self.expr))
+    def __and__(self, o: Any) -> Column: return Column(And(self.expr, literal_expr(o)))
+    def __rand__(self, o: Any) -> Column: return Column(And(literal_expr(o), self.expr))
+    def __or__(self, o: Any) -> Column: return Column(Or(self.expr, literal_expr(o)))
+    def __ror__(self, o: Any) -> Column: return Column(Or(literal_expr(o), self.expr))
+    def __invert__(self) -> Column: return Column(Not(self.expr))
 
-    def isNull(self) -> "Column":
+    def isNull(self) -> Column:
         return Column(IsNull(self.expr))
 
-    def isNotNull(self) -> "Column":
+    def isNotNull(self) -> Column:
         return Column(IsNotNull(self.expr))
 
-    def isin(self, *values: Any) -> "Column":
+    def isin(self, *values: Any) -> Column:
         if len(values) == 1 and isinstance(values[0], (list, tuple, set)):
             values = tuple(values[0])
         return Column(In(self.expr, tuple(literal_expr(v) for v in values)))
 
-    def between(self, lower: Any, upper: Any) -> "Column":
+    def between(self, lower: Any, upper: Any) -> Column:
         return (self >= lower) & (self <= upper)
 
-    def like(self, pattern: str) -> "Column":
+    def like(self, pattern: str) -> Column:
         return Column(ScalarFunction("like", (self.expr, Literal.of(pattern))))
 
-    def rlike(self, pattern: str) -> "Column":
+    def rlike(self, pattern: str) -> Column:
         return Column(ScalarFunction("rlike", (self.expr, Literal.of(pattern))))
 
-    def ilike(self, pattern: str) -> "Column":
+    def ilike(self, pattern: str) -> Column:
         return Column(ScalarFunction("ilike", (self.expr, Literal.of(pattern))))
 
-    def startswith(self, other: Any) -> "Column":
+    def startswith(self, other: Any) -> Column:
         return Column(ScalarFunction("startswith", (self.expr, literal_expr(other))))
 
-    def endswith(self, other: Any) -> "Column":
+    def endswith(self, other: Any) -> Column:
         return Column(ScalarFunction("endswith", (self.expr, literal_expr(other))))
 
-    def contains(self, other: Any) -> "Column":
+    def contains(self, other: Any) -> Column:
         return Column(ScalarFunction("contains", (self.expr, literal_expr(other))))
 
-    def substr(self, startPos: Any, length: Any) -> "Column":
+    def substr(self, startPos: Any, length: Any) -> Column:
         return Column(ScalarFunction("substr", (self.expr, literal_expr(startPos), literal_expr(length))))
 
-    def cast(self, dataType: T.DataType | str) -> "Column":
+    def cast(self, dataType: T.DataType | str) -> Column:
         return Column(Cast(self.expr, _type(dataType)))
 
     astype = cast
 
-    def alias(self, *alias: str, **kwargs: Any) -> "Column":
+    def alias(self, *alias: str, **kwargs: Any) -> Column:
         if len(alias) > 1:
             # several names: one per column a generator makes (posexplode(m).alias("p", "k", "v"))
             return Column(MultiAlias(self.expr, tuple(alias)))
@@ -150,44 +166,45 @@ class Column:
 
     name = alias
 
-    def asc(self) -> "Column": return Column(SortOrder(self.expr, True, True))
-    def asc_nulls_first(self) -> "Column": return Column(SortOrder(self.expr, True, True))
-    def asc_nulls_last(self) -> "Column": return Column(SortOrder(self.expr, True, False))
-    def desc(self) -> "Column": return Column(SortOrder(self.expr, False, False))
-    def desc_nulls_first(self) -> "Column": return Column(SortOrder(self.expr, False, True))
-    def desc_nulls_last(self) -> "Column": return Column(SortOrder(self.expr, False, False))
+    def asc(self) -> Column: return Column(SortOrder(self.expr, True, True))
+    def asc_nulls_first(self) -> Column: return Column(SortOrder(self.expr, True, True))
+    def asc_nulls_last(self) -> Column: return Column(SortOrder(self.expr, True, False))
+    def desc(self) -> Column: return Column(SortOrder(self.expr, False, False))
+    def desc_nulls_first(self) -> Column: return Column(SortOrder(self.expr, False, True))
+    def desc_nulls_last(self) -> Column: return Column(SortOrder(self.expr, False, False))
 
-    def when(self, condition: "Column", value: Any) -> "Column":
+    def when(self, condition: Column, value: Any) -> Column:
         e = self.expr
         if not isinstance(e, CaseWhen) or e.else_value is not None:
-            raise AnalysisException("when() can only be applied on a Column built by functions.when() and not yet given otherwise()")
+            raise AnalysisException("when() can only be applied on a Column built by functions.when() and not yet "
+                                    "given otherwise()")
         return Column(CaseWhen(e.conditions + (condition.expr,), e.values + (literal_expr(value),), None))
 
-    def otherwise(self, value: Any) -> "Column":
+    def otherwise(self, value: Any) -> Column:
         e = self.expr
         if not isinstance(e, CaseWhen) or e.else_value is not None:
             raise AnalysisException("otherwise() can only be applied once on a Column built by functions.when()")
         return Column(CaseWhen(e.conditions, e.values, literal_expr(value)))
 
-    def over(self, window: Any) -> "Column":
+    def over(self, window: Any) -> Column:
         from quiver.engine.api.window import window_expression
 
         return Column(window_expression(self.expr, window))
 
-    def __getattr__(self, item: str) -> "Column":
+    def __getattr__(self, item: str) -> Column:
         if item.startswith("__"):
             raise AttributeError(item)
         return Column(ScalarFunction("get_field", (self.expr, Literal.of(item))))
 
-    def getField(self, name: str) -> "Column":
+    def getField(self, name: str) -> Column:
         return Column(ScalarFunction("get_field", (self.expr, Literal.of(name))))
 
-    def __getitem__(self, key: Any) -> "Column":
+    def __getitem__(self, key: Any) -> Column:
         if isinstance(key, str):
             return self.getField(key)
         return Column(ScalarFunction("element_at_index", (self.expr, Literal.of(key))))
 
-    def getItem(self, key: Any) -> "Column":
+    def getItem(self, key: Any) -> Column:
         """An array's element at a 0-based index, a map's value by key, or a struct's field by name."""
         return self[key]
 

@@ -5,28 +5,39 @@ column name fails on the line that names it, as in PySpark; actions plan and run
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import pyarrow as pa
 
 from quiver.engine.analysis import builder
+from quiver.engine.analysis.analyzer import resolve_expression, resolve_name
+from quiver.engine.analysis.grouping_sets import cube_sets, rollup_sets
+from quiver.engine.api.column import Column, to_expr
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
-from quiver.engine.api.column import Column, to_expr
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
-from quiver.engine.execution.query_execution import QueryExecution, explain_mode
 from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr,
-    IsNull, Literal, Not, Or, SortOrder, UnresolvedColumn, UnresolvedStar, conjoin,
+    AggregateFunction,
+    Alias,
+    AttributeRef,
+    BinaryArithmetic,
+    CaseWhen,
+    Cast,
+    Comparison,
+    Expr,
+    IsNull,
+    Literal,
+    Not,
+    Or,
+    SortOrder,
+    UnresolvedColumn,
+    UnresolvedStar,
+    conjoin,
 )
 from quiver.engine.core.row import Row
-from quiver.engine.ui.display import format_value
-from quiver.engine.ui.display import show_string
-from quiver.engine.ui.display import html_table
-from quiver.engine.analysis.analyzer import resolve_name
-from quiver.engine.analysis.analyzer import resolve_expression
-from quiver.engine.analysis.grouping_sets import rollup_sets
-from quiver.engine.analysis.grouping_sets import cube_sets
+from quiver.engine.execution.query_execution import QueryExecution, explain_mode
+from quiver.engine.ui.display import format_value, html_table, show_string
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,6 +70,16 @@ class StorageLevel:
     def __hash__(self) -> int:
         return hash(self.name)
 
+    # set below, one per level
+    NONE: ClassVar[StorageLevel]
+    MEMORY_ONLY: ClassVar[StorageLevel]
+    MEMORY_AND_DISK: ClassVar[StorageLevel]
+    DISK_ONLY: ClassVar[StorageLevel]
+    MEMORY_ONLY_2: ClassVar[StorageLevel]
+    MEMORY_AND_DISK_2: ClassVar[StorageLevel]
+    OFF_HEAP: ClassVar[StorageLevel]
+    MEMORY_AND_DISK_DESER: ClassVar[StorageLevel]
+
 
 for _level in ("NONE", "MEMORY_ONLY", "MEMORY_AND_DISK", "DISK_ONLY", "MEMORY_ONLY_2", "MEMORY_AND_DISK_2",
                "OFF_HEAP", "MEMORY_AND_DISK_DESER"):
@@ -68,16 +89,16 @@ for _level in ("NONE", "MEMORY_ONLY", "MEMORY_AND_DISK", "DISK_ONLY", "MEMORY_ON
 class DataFrame:
     """A distributed collection of rows with named, typed columns."""
 
-    def __init__(self, session: "Session", plan: L.LogicalPlan):
+    def __init__(self, session: Session, plan: L.LogicalPlan):
         self._session = session
         self._plan = plan
 
     sparkSession = property(lambda self: self._session)
 
-    def _with(self, plan: L.LogicalPlan) -> "DataFrame":
+    def _with(self, plan: L.LogicalPlan) -> DataFrame:
         return self._session._df(plan)
 
-    def _built(self, build: Callable[..., L.LogicalPlan], *args: Any) -> "DataFrame":
+    def _built(self, build: Callable[..., L.LogicalPlan], *args: Any) -> DataFrame:
         """The DataFrame of the plan `build(*args)` makes: a function of the plan builder, which analyzes as it
         builds, so it runs under this session's type coercion rules."""
         with self._session._type_coercion():
@@ -134,23 +155,24 @@ class DataFrame:
 
     # ---------------------------------------------------------- projections
 
-    def select(self, *cols: Any) -> "DataFrame":
+    def select(self, *cols: Any) -> DataFrame:
         exprs = tuple(_select_expr(c) for c in _flatten(cols))
         return self._with(L.Project(self._plan, exprs))
 
-    def selectExpr(self, *exprs: str) -> "DataFrame":
+    def selectExpr(self, *exprs: str) -> DataFrame:
         from quiver.engine.sql.statements import parse_expression
 
         return self.select(*[Column(parse_expression(e)) for e in _flatten(exprs)])
 
-    def withColumn(self, colName: str, col: Column) -> "DataFrame":
+    def withColumn(self, colName: str, col: Column) -> DataFrame:
         return self.withColumns({colName: col})
 
-    def withColumns(self, *colsMap: dict[str, Column]) -> "DataFrame":
+    def withColumns(self, *colsMap: dict[str, Column]) -> DataFrame:
         mapping = dict(colsMap[0]) if colsMap else {}
         for name, c in mapping.items():
             if not isinstance(c, Column):
-                raise AnalysisException(f"withColumn('{name}', ...) needs a Column, got {type(c).__name__}; wrap values in F.lit()")
+                raise AnalysisException(f"withColumn('{name}', ...) needs a Column, got {type(c).__name__}; wrap "
+                                        "values in F.lit()")
         projections: list[Expr] = []
         replaced = set()
         for a in self._plan.output:
@@ -165,17 +187,17 @@ class DataFrame:
                 projections.append(Alias(c.expr, name))
         return self._with(L.Project(self._plan, tuple(projections)))
 
-    def withColumnRenamed(self, existing: str, new: str) -> "DataFrame":
+    def withColumnRenamed(self, existing: str, new: str) -> DataFrame:
         return self.withColumnsRenamed({existing: new})
 
-    def withColumnsRenamed(self, colsMap: dict[str, str]) -> "DataFrame":
+    def withColumnsRenamed(self, colsMap: dict[str, str]) -> DataFrame:
         lower = {k.lower(): v for k, v in colsMap.items()}
         projections = tuple(
             Alias(a, lower[a.name.lower()]) if a.name.lower() in lower else a for a in self._plan.output
         )
         return self._with(L.Project(self._plan, projections))
 
-    def toDF(self, *cols: str) -> "DataFrame":
+    def toDF(self, *cols: str) -> DataFrame:
         names = _flatten(cols)
         if len(names) != len(self._plan.output):
             raise AnalysisException(
@@ -183,7 +205,7 @@ class DataFrame:
             )
         return self._with(L.Project(self._plan, tuple(Alias(a, n) for a, n in zip(self._plan.output, names))))
 
-    def drop(self, *cols: Any) -> "DataFrame":
+    def drop(self, *cols: Any) -> DataFrame:
         drop_ids: set[int] = set()
         for c in _flatten(cols):
             if isinstance(c, str):
@@ -197,12 +219,12 @@ class DataFrame:
         kept = tuple(a for a in self._plan.output if a.expr_id not in drop_ids)
         return self._with(L.Project(self._plan, kept))
 
-    def alias(self, alias: str) -> "DataFrame":
+    def alias(self, alias: str) -> DataFrame:
         return self._with(L.SubqueryAlias(self._plan, alias))
 
     # ---------------------------------------------------------- rows
 
-    def filter(self, condition: Column | str) -> "DataFrame":
+    def filter(self, condition: Column | str) -> DataFrame:
         if isinstance(condition, str):
             from quiver.engine.sql.statements import parse_expression
 
@@ -215,14 +237,14 @@ class DataFrame:
 
     where = filter
 
-    def limit(self, num: int) -> "DataFrame":
+    def limit(self, num: int) -> DataFrame:
         return self._built(builder.limit, self._plan, num)
 
-    def offset(self, num: int) -> "DataFrame":
+    def offset(self, num: int) -> DataFrame:
         """Every row but the first `num`, in this DataFrame's order (PySpark 3.4's df.offset)."""
         return self._built(builder.offset, self._plan, num)
 
-    def orderBy(self, *cols: Any, ascending: bool | list[bool] | None = None) -> "DataFrame":
+    def orderBy(self, *cols: Any, ascending: bool | list[bool] | None = None) -> DataFrame:
         items = _flatten(cols)
         if not items:
             raise AnalysisException("orderBy() needs at least one column")
@@ -247,12 +269,12 @@ class DataFrame:
 
     sort = orderBy
 
-    def sortWithinPartitions(self, *cols: Any, ascending: Any = None) -> "DataFrame":
+    def sortWithinPartitions(self, *cols: Any, ascending: Any = None) -> DataFrame:
         ordered = self.orderBy(*cols, ascending=ascending)._plan
         assert isinstance(ordered, L.Sort)
         return self._built(builder.sort, self._plan, ordered.orders, False)
 
-    def repartition(self, numPartitions: Any = None, *cols: Any) -> "DataFrame":
+    def repartition(self, numPartitions: Any = None, *cols: Any) -> DataFrame:
         """Shuffle into `numPartitions` partitions, by the hash of `cols` or round robin."""
         if isinstance(numPartitions, (str, Column)):
             cols = (numPartitions, *cols)
@@ -261,7 +283,7 @@ class DataFrame:
         keys = tuple(to_expr(c) for c in _flatten(cols))
         return self._with(L.Repartition(self._plan, n, keys, "hash" if keys else "roundrobin"))
 
-    def repartitionByRange(self, numPartitions: Any, *cols: Any) -> "DataFrame":
+    def repartitionByRange(self, numPartitions: Any, *cols: Any) -> DataFrame:
         """Shuffle into ranges of the sort order of `cols`."""
         if isinstance(numPartitions, (str, Column)):
             cols = (numPartitions, *cols)
@@ -272,14 +294,14 @@ class DataFrame:
         assert isinstance(orders, L.Sort)
         return self._with(L.Repartition(self._plan, _partition_count(numPartitions), orders.orders, "range"))
 
-    def coalesce(self, numPartitions: int) -> "DataFrame":
+    def coalesce(self, numPartitions: int) -> DataFrame:
         """Merge partitions down to `numPartitions` without a shuffle."""
         return self._with(L.Repartition(self._plan, _partition_count(numPartitions), (), "coalesce"))
 
-    def distinct(self) -> "DataFrame":
+    def distinct(self) -> DataFrame:
         return self._built(builder.distinct, self._plan)
 
-    def dropDuplicates(self, subset: list[str] | None = None) -> "DataFrame":
+    def dropDuplicates(self, subset: list[str] | None = None) -> DataFrame:
         if subset is None:
             return self.distinct()
         if isinstance(subset, str):
@@ -296,59 +318,59 @@ class DataFrame:
 
     drop_duplicates = dropDuplicates
 
-    def union(self, other: "DataFrame") -> "DataFrame":
+    def union(self, other: DataFrame) -> DataFrame:
         """Every row of both, matched by position (UNION ALL); this DataFrame names the columns."""
         return self._built(builder.union, self._plan, other._plan)
 
     unionAll = union
 
-    def unionByName(self, other: "DataFrame", allowMissingColumns: bool = False) -> "DataFrame":
+    def unionByName(self, other: DataFrame, allowMissingColumns: bool = False) -> DataFrame:
         """Every row of both, matched by column name; with allowMissingColumns, a column one side lacks is null."""
         return self._built(builder.union_by_name, self._plan, other._plan, allowMissingColumns)
 
-    def intersect(self, other: "DataFrame") -> "DataFrame":
+    def intersect(self, other: DataFrame) -> DataFrame:
         """Distinct rows present in both (INTERSECT); nulls compare equal, as in set operations."""
         return self._built(builder.intersect, self._plan, other._plan)
 
-    def subtract(self, other: "DataFrame") -> "DataFrame":
+    def subtract(self, other: DataFrame) -> DataFrame:
         """Distinct rows of this DataFrame not present in `other` (EXCEPT DISTINCT)."""
         return self._built(builder.except_, self._plan, other._plan)
 
-    def intersectAll(self, other: "DataFrame") -> "DataFrame":
+    def intersectAll(self, other: DataFrame) -> DataFrame:
         """Rows present in both, duplicates kept: a row found m and n times appears min(m, n) times."""
         return self._built(builder.intersect, self._plan, other._plan, True)
 
-    def exceptAll(self, other: "DataFrame") -> "DataFrame":
+    def exceptAll(self, other: DataFrame) -> DataFrame:
         """Rows of this DataFrame not matched in `other`, duplicates kept: m and n copies leave max(m - n, 0)."""
         return self._built(builder.except_, self._plan, other._plan, True)
 
     # ---------------------------------------------------------- grouping and joins
 
-    def groupBy(self, *cols: Any) -> "GroupedData":
+    def groupBy(self, *cols: Any) -> GroupedData:
         from quiver.engine.api.grouped import GroupedData
 
         return GroupedData(self, [to_expr(c) for c in _flatten(cols)])
 
     groupby = groupBy
 
-    def _grouped_by_sets(self, keys: list[Any], sets: list[tuple[int, ...]]) -> "GroupedData":
+    def _grouped_by_sets(self, keys: list[Any], sets: list[tuple[int, ...]]) -> GroupedData:
         from quiver.engine.api.grouped import GroupedData
 
         grouped = GroupedData(self, keys)
         grouped._grouping_sets = sets
         return grouped
 
-    def rollup(self, *cols: Any) -> "GroupedData":
+    def rollup(self, *cols: Any) -> GroupedData:
         """Aggregates per (k0..kn), (k0..kn-1), ..., (k0) and over everything; F.grouping() tells which."""
         keys = [to_expr(c) for c in _flatten(cols)]
         return self._grouped_by_sets(keys, rollup_sets(len(keys)))
 
-    def cube(self, *cols: Any) -> "GroupedData":
+    def cube(self, *cols: Any) -> GroupedData:
         """Aggregates per every subset of the columns; F.grouping() / F.grouping_id() tell which."""
         keys = [to_expr(c) for c in _flatten(cols)]
         return self._grouped_by_sets(keys, cube_sets(len(keys)))
 
-    def groupingSets(self, groupingSets: Any, *cols: Any) -> "GroupedData":  # noqa: N802,N803 — PySpark's names
+    def groupingSets(self, groupingSets: Any, *cols: Any) -> GroupedData:  # noqa: N802,N803 — PySpark's names
         """Aggregates per each listed set of the grouping columns `cols`."""
         keys = [to_expr(c) for c in _flatten(cols)]
         sets = []
@@ -365,25 +387,25 @@ class DataFrame:
 
     # ---------------------------------------------------------- samples and statistics (quiver/engine/api/sampling.py)
 
-    def sample(self, withReplacement: Any = None, fraction: Any = None, seed: Any = None) -> "DataFrame":  # noqa: N803
+    def sample(self, withReplacement: Any = None, fraction: Any = None, seed: Any = None) -> DataFrame:  # noqa: N803
         """About `fraction` of the rows, chosen by rand(seed); with replacement, rows may repeat."""
         from quiver.engine.api.sampling import sample
 
         return sample(self, withReplacement, fraction, seed)
 
-    def randomSplit(self, weights: list[float], seed: int | None = None) -> list["DataFrame"]:  # noqa: N802
+    def randomSplit(self, weights: list[float], seed: int | None = None) -> list[DataFrame]:  # noqa: N802
         """Disjoint random parts of the rows in proportion to `weights`."""
         from quiver.engine.api.sampling import random_split
 
         return random_split(self, weights, seed)
 
-    def sampleBy(self, col: Any, fractions: dict, seed: int | None = None) -> "DataFrame":  # noqa: N802
+    def sampleBy(self, col: Any, fractions: dict, seed: int | None = None) -> DataFrame:  # noqa: N802
         from quiver.engine.api.sampling import sample_by
 
         return sample_by(self, col, fractions, seed)
 
     @property
-    def stat(self) -> "Any":
+    def stat(self) -> Any:
         """Statistics of the columns: corr, cov, crosstab, freqItems, approxQuantile, sampleBy."""
         from quiver.engine.api.sampling import DataFrameStatFunctions
 
@@ -395,19 +417,19 @@ class DataFrame:
     def cov(self, col1: str, col2: str) -> float:
         return self.stat.cov(col1, col2)
 
-    def crosstab(self, col1: str, col2: str) -> "DataFrame":
+    def crosstab(self, col1: str, col2: str) -> DataFrame:
         return self.stat.crosstab(col1, col2)
 
-    def freqItems(self, cols: list[str], support: float | None = None) -> "DataFrame":  # noqa: N802
+    def freqItems(self, cols: list[str], support: float | None = None) -> DataFrame:  # noqa: N802
         return self.stat.freqItems(cols, support)
 
     def approxQuantile(self, col: Any, probabilities: list[float], relativeError: float) -> list:  # noqa: N802,N803
         return self.stat.approxQuantile(col, probabilities, relativeError)
 
-    def agg(self, *exprs: Any) -> "DataFrame":
+    def agg(self, *exprs: Any) -> DataFrame:
         return self.groupBy().agg(*exprs)
 
-    def join(self, other: "DataFrame", on: Any = None, how: str | None = None) -> "DataFrame":
+    def join(self, other: DataFrame, on: Any = None, how: str | None = None) -> DataFrame:
         """Join with `other` on a column name or a list of them (USING: each key once), or on a Column condition
         or a list of them (ANDed); `how` is one of Spark's join types (inner, left_outer, full, left_semi, ...)."""
         how = how or "inner"
@@ -420,16 +442,16 @@ class DataFrame:
         conditions = [on] if isinstance(on, Column) else list(on)
         return self._built(builder.join, self._plan, other._plan, how, conjoin([c.expr for c in conditions]))
 
-    def crossJoin(self, other: "DataFrame") -> "DataFrame":
+    def crossJoin(self, other: DataFrame) -> DataFrame:
         return self._built(builder.join, self._plan, other._plan, "cross")
 
     # ---------------------------------------------------------- missing values
 
     @property
-    def na(self) -> "DataFrameNaFunctions":
+    def na(self) -> DataFrameNaFunctions:
         return DataFrameNaFunctions(self)
 
-    def fillna(self, value: Any, subset: Any = None) -> "DataFrame":
+    def fillna(self, value: Any, subset: Any = None) -> DataFrame:
         if isinstance(value, dict):
             mapping = {k.lower(): v for k, v in value.items()}
             for k in value:
@@ -439,7 +461,7 @@ class DataFrame:
                 raise TypeError(f"fillna() value must be int, float, str, bool or dict, got {type(value).__name__}")
             names = [subset] if isinstance(subset, str) else subset
             targets = [a.name.lower() for a in self._plan.output] if names is None else [n.lower() for n in names]
-            mapping = {n: value for n in targets}
+            mapping = dict.fromkeys(targets, value)
         projections: list[Expr] = []
         for a in self._plan.output:
             v = mapping.get(a.name.lower(), _MISSING)
@@ -450,7 +472,7 @@ class DataFrame:
             projections.append(Alias(CaseWhen((_null_or_nan(a),), (fill,), a), a.name))
         return self._with(L.Project(self._plan, tuple(projections)))
 
-    def dropna(self, how: str = "any", thresh: int | None = None, subset: Any = None) -> "DataFrame":
+    def dropna(self, how: str = "any", thresh: int | None = None, subset: Any = None) -> DataFrame:
         if how not in ("any", "all"):
             raise ConfigurationError(f"dropna(how={how!r}) must be 'any' or 'all'")
         names = [subset] if isinstance(subset, str) else subset
@@ -463,7 +485,7 @@ class DataFrame:
                                                          Literal(1, T.IntegerType())))
         return self._with(L.Filter(self._plan, Comparison(">=", count, Literal(int(thresh), T.IntegerType()))))
 
-    def replace(self, to_replace: Any, value: Any = _MISSING, subset: Any = None) -> "DataFrame":
+    def replace(self, to_replace: Any, value: Any = _MISSING, subset: Any = None) -> DataFrame:
         """Replace values in columns of a matching type: a scalar, lists matched by position, or a dict."""
         if isinstance(to_replace, dict):
             pairs = list(to_replace.items())
@@ -479,7 +501,8 @@ class DataFrame:
         targets = None if names is None else {n.lower() for n in names}
         projections: list[Expr] = []
         for a in self._plan.output:
-            usable = [(o, n) for o, n in pairs if _fill_applies(o, a.dtype) and (n is None or _fill_applies(n, a.dtype))]
+            usable = [(o, n) for o, n in pairs if _fill_applies(o, a.dtype)
+                      and (n is None or _fill_applies(n, a.dtype))]
             if (targets is not None and a.name.lower() not in targets) or not usable:
                 projections.append(a)
                 continue
@@ -488,11 +511,11 @@ class DataFrame:
             projections.append(Alias(CaseWhen(conds, vals, a), a.name))
         return self._with(L.Project(self._plan, tuple(projections)))
 
-    def describe(self, *cols: Any) -> "DataFrame":
+    def describe(self, *cols: Any) -> DataFrame:
         """count, mean, stddev, min and max of numeric and string columns, as strings (Spark's describe)."""
         return self._summary(["count", "mean", "stddev", "min", "max"], _flatten(cols))
 
-    def summary(self, *statistics: str) -> "DataFrame":
+    def summary(self, *statistics: str) -> DataFrame:
         stats = list(statistics) or ["count", "mean", "stddev", "min", "max"]
         unsupported = [s for s in stats if s not in ("count", "mean", "stddev", "min", "max")]
         if unsupported:
@@ -501,7 +524,7 @@ class DataFrame:
             )
         return self._summary(stats, [])
 
-    def _summary(self, stats: list[str], cols: list) -> "DataFrame":
+    def _summary(self, stats: list[str], cols: list) -> DataFrame:
         attrs = [self._resolve_column(c) if isinstance(c, str) else c for c in cols] or [
             a for a in self._plan.output if isinstance(a.dtype, (T.NumericType, T.StringType))]
         aggs: list[Expr] = []
@@ -509,10 +532,11 @@ class DataFrame:
             numeric = isinstance(a.dtype, T.NumericType)
             aggs += [Alias(AggregateFunction("count", (a,)), f"count{i}"),
                      Alias(AggregateFunction("avg", (a,)) if numeric else Literal(None, T.DoubleType()), f"mean{i}"),
-                     Alias(AggregateFunction("stddev", (a,)) if numeric else Literal(None, T.DoubleType()), f"stddev{i}"),
+                     Alias(AggregateFunction("stddev", (a,)) if numeric else Literal(None, T.DoubleType()),
+                           f"stddev{i}"),
                      Alias(AggregateFunction("min", (a,)), f"min{i}"),
                      Alias(AggregateFunction("max", (a,)), f"max{i}")]
-        row = self._with(L.Aggregate(self._plan, (), tuple(aggs))).collect()[0] if attrs else None
+        row = self._with(L.Aggregate(self._plan, (), tuple(aggs))).collect()[0] if attrs else Row._make([], ())
         rows = []
         for stat in stats:
             values = []
@@ -522,19 +546,20 @@ class DataFrame:
                 values.append(None if v is None else format_value(v, dtype))
             rows.append((stat, *values))
         schema = T.StructType([T.StructField("summary", T.StringType())] +
-                              [T.StructField(a.name, T.StringType()) for a in attrs])
+                              [T.StructField(a.name if isinstance(a, AttributeRef) else a.sql(), T.StringType())
+                               for a in attrs])
         return self._session.createDataFrame(rows, schema)
 
     # ---------------------------------------------------------- caching
 
-    def cache(self) -> "DataFrame":
+    def cache(self) -> DataFrame:
         return self.persist(StorageLevel.MEMORY_AND_DISK)
 
-    def persist(self, storageLevel: StorageLevel = StorageLevel.MEMORY_AND_DISK) -> "DataFrame":
+    def persist(self, storageLevel: StorageLevel = StorageLevel.MEMORY_AND_DISK) -> DataFrame:
         self._session._cache.register(self._plan, storageLevel.name)
         return self
 
-    def unpersist(self, blocking: bool = False) -> "DataFrame":
+    def unpersist(self, blocking: bool = False) -> DataFrame:
         self._session._cache.unregister(self._plan)
         return self
 
@@ -569,7 +594,7 @@ class DataFrame:
     def toLocalIterator(self, prefetchPartitions: bool = False) -> Iterable[Row]:
         return iter(self.collect())
 
-    def toPandas(self) -> "pd.DataFrame":
+    def toPandas(self) -> pd.DataFrame:
         table = self.toArrow()
         names = table.column_names
         frame = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas(date_as_object=True)
@@ -582,6 +607,12 @@ class DataFrame:
 
     def take(self, num: int) -> list[Row]:
         return self.limit(num).collect()
+
+    @overload
+    def head(self, n: None = None) -> Row | None: ...
+
+    @overload
+    def head(self, n: int) -> list[Row]: ...
 
     def head(self, n: int | None = None) -> Row | None | list[Row]:
         if n is None:
@@ -623,7 +654,7 @@ class DataFrame:
             return
         print(qe.explain_string(chosen))
 
-    def transform(self, func: Any, *args: Any, **kwargs: Any) -> "DataFrame":
+    def transform(self, func: Any, *args: Any, **kwargs: Any) -> DataFrame:
         return func(self, *args, **kwargs)
 
     @property
@@ -632,7 +663,7 @@ class DataFrame:
 
         return DataFrameWriter(self)
 
-    def hint(self, name: str, *parameters: Any) -> "DataFrame":
+    def hint(self, name: str, *parameters: Any) -> DataFrame:
         """`hint("device", "gpu" | "npu" | "cpu")` pins the operator computing this DataFrame to that
         kind of device; `hint("broadcast")` (as `F.broadcast(df)`) makes a join broadcast this side; Spark's
         other join hints (merge, shuffle_hash, ...) are accepted and left to the planner."""
@@ -647,7 +678,7 @@ class DataFrame:
         return self._with(L.DeviceHint(self._plan, str(parameters[0]).lower()))
 
     def mapInArrow(self, func: Any, schema: T.StructType | str, barrier: bool = False,
-                   profile: Any = None) -> "DataFrame":
+                   profile: Any = None) -> DataFrame:
         """`func` turns each partition's iterator of pyarrow.RecordBatch into an iterator of batches with
         the columns of `schema` (a StructType or DDL string). A resource profile asking tasks for a
         "gpu" or "npu" pins the operator to that kind of device."""
@@ -656,7 +687,7 @@ class DataFrame:
         return self._with(map_in_batches(self._plan, func, schema, "arrow", profile, barrier))
 
     def mapInPandas(self, func: Any, schema: T.StructType | str, barrier: bool = False,
-                    profile: Any = None) -> "DataFrame":
+                    profile: Any = None) -> DataFrame:
         """As mapInArrow, with each batch a pandas.DataFrame."""
         from quiver.engine.api.udf import map_in_batches
 
@@ -725,7 +756,8 @@ def table_to_rows(table: pa.Table) -> list[Row]:
     """Rows of an Arrow table; structs become Rows, maps become dicts, as PySpark returns them."""
     names = table.column_names
     columns = [_py_values(table.column(i)) for i in range(table.num_columns)]
-    return [Row._make(names, values) for values in zip(*columns)] if columns else [Row._make([], ()) for _ in range(table.num_rows)]
+    return [Row._make(names, values) for values in zip(*columns)] if columns else [Row._make([], ())
+                                                                                   for _ in range(table.num_rows)]
 
 
 def _py_values(col: pa.ChunkedArray) -> list:

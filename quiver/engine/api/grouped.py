@@ -4,12 +4,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from quiver.engine.analysis import builder
-from quiver.engine.api.column import Column
-from quiver.engine.core.errors import AnalysisException
-
+from quiver.engine.api.column import Column, to_expr
 from quiver.engine.core import types as T
+from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import AggregateFunction, Alias, Expr, UnresolvedColumn
-from quiver.engine.api.column import to_expr
 
 if TYPE_CHECKING:
     from quiver.engine.api.dataframe import DataFrame
@@ -24,12 +22,14 @@ _DICT_FUNCTIONS = {
 class GroupedData:
     """Grouping keys waiting for aggregates."""
 
-    def __init__(self, df: "DataFrame", keys: list[Expr], pivot: tuple[Expr, list] | None = None):
+    def __init__(self, df: DataFrame, keys: list[Expr], pivot: tuple[Expr, list] | None = None):
         self._df = df
         self._keys = keys
         self._pivot = pivot
+        # rollup, cube and groupingSets set the grouping sets
+        self._grouping_sets: list[tuple[int, ...]] | None = None
 
-    def pivot(self, pivot_col: Any, values: list | None = None) -> "GroupedData":
+    def pivot(self, pivot_col: Any, values: list | None = None) -> GroupedData:
         """One output column per value of `pivot_col` (found with an extra job when not given)."""
         if values is None:
             name = pivot_col if isinstance(pivot_col, str) else None
@@ -39,9 +39,9 @@ class GroupedData:
                 values = list(values)
         return GroupedData(self._df, self._keys, (to_expr(pivot_col), list(values)))
 
-    def agg(self, *exprs: Any) -> "DataFrame":
+    def agg(self, *exprs: Any) -> DataFrame:
+        aggs: list[Expr] = []
         if len(exprs) == 1 and isinstance(exprs[0], dict):
-            aggs = []
             for col, fn in exprs[0].items():
                 name = _DICT_FUNCTIONS.get(fn.lower())
                 if name is None:
@@ -53,41 +53,38 @@ class GroupedData:
         else:
             if not exprs:
                 raise AnalysisException("agg() needs at least one aggregate expression")
-            aggs = []
             for e in exprs:
                 if not isinstance(e, Column):
                     raise TypeError(f"agg() takes Columns or one dict, got {type(e).__name__}")
                 aggs.append(e.expr)
         return self._aggregate(aggs)
 
-    def _aggregate(self, aggs: list[Expr]) -> "DataFrame":
+    def _aggregate(self, aggs: list[Expr]) -> DataFrame:
         keys = tuple(self._keys)
         if self._pivot is not None:
             aggs = builder.pivoted_aggregates(aggs, *self._pivot)
-        # rollup, cube and groupingSets set the grouping sets
-        sets = getattr(self, "_grouping_sets", None)
-        return self._df._built(builder.aggregate, self._df._plan, keys, keys + tuple(aggs), sets)
+        return self._df._built(builder.aggregate, self._df._plan, keys, keys + tuple(aggs), self._grouping_sets)
 
-    def count(self) -> "DataFrame":
+    def count(self) -> DataFrame:
         return self._aggregate([Alias(AggregateFunction("count", ()), "count")])
 
-    def _numeric(self, fn: str, cols: tuple[str, ...]) -> "DataFrame":
+    def _numeric(self, fn: str, cols: tuple[str, ...]) -> DataFrame:
         if not cols:
             grouped = {id(k) for k in self._keys}
             cols = tuple(a.name for a in self._df._plan.output
                          if isinstance(a.dtype, T.NumericType) and id(a) not in grouped)
         return self._aggregate([AggregateFunction(fn, (UnresolvedColumn.parse(c),)) for c in cols])
 
-    def sum(self, *cols: str) -> "DataFrame":
+    def sum(self, *cols: str) -> DataFrame:
         return self._numeric("sum", cols)
 
-    def avg(self, *cols: str) -> "DataFrame":
+    def avg(self, *cols: str) -> DataFrame:
         return self._numeric("avg", cols)
 
     mean = avg
 
-    def min(self, *cols: str) -> "DataFrame":
+    def min(self, *cols: str) -> DataFrame:
         return self._numeric("min", cols)
 
-    def max(self, *cols: str) -> "DataFrame":
+    def max(self, *cols: str) -> DataFrame:
         return self._numeric("max", cols)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -25,7 +26,8 @@ def to_arrow_table(data: Any, schema: Any = None) -> pa.Table:
         table = normalize_table(table)
         if names is not None:
             if len(names) != table.num_columns:
-                raise AnalysisException(f"schema names {list(names)} do not match the {table.num_columns} columns of the data")
+                raise AnalysisException(f"schema names {list(names)} do not match the {table.num_columns} columns of "
+                                        "the data")
             table = table.rename_columns(list(names))
         if struct is not None:
             table = _apply_schema(table, struct)
@@ -115,7 +117,8 @@ def _apply_schema(table: pa.Table, struct: T.DataType) -> pa.Table:
         try:
             arrays.append(col.cast(f.dataType.to_arrow()))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise AnalysisException(f"column '{f.name}' of type {col.type} cannot be read as {f.dataType.simpleString()}") from exc
+            raise AnalysisException(f"column '{f.name}' of type {col.type} cannot be read as "
+                                    f"{f.dataType.simpleString()}") from exc
     return pa.Table.from_arrays(arrays, schema=_arrow_schema(struct))
 
 
@@ -190,7 +193,8 @@ def _python_type(v: Any, name: str) -> T.DataType:
     if isinstance(v, (bytes, bytearray)):
         return T.BinaryType()
     if isinstance(v, Row) and v.__fields__:
-        return T.StructType([T.StructField(k, _python_type(x, k) if x is not None else T.NullType()) for k, x in zip(v.__fields__, v)])
+        return T.StructType([T.StructField(k, _python_type(x, k) if x is not None else T.NullType())
+                             for k, x in zip(v.__fields__, v)])
     if isinstance(v, tuple):
         return T.StructType([T.StructField(f"_{i + 1}", _python_type(x, name) if x is not None else T.NullType())
                              for i, x in enumerate(v)])
@@ -222,7 +226,8 @@ def _merge(a: T.DataType, b: T.DataType, name: str) -> T.DataType:
     if isinstance(a, T.MapType) and isinstance(b, T.MapType):
         return T.MapType(_merge(a.keyType, b.keyType, name), _merge(a.valueType, b.valueType, name))
     if isinstance(a, T.StructType) and isinstance(b, T.StructType) and a.names == b.names:
-        return T.StructType([T.StructField(x.name, _merge(x.dataType, y.dataType, name)) for x, y in zip(a.fields, b.fields)])
+        return T.StructType([T.StructField(x.name, _merge(x.dataType, y.dataType, name))
+                             for x, y in zip(a.fields, b.fields)])
     raise AnalysisException(
         f"column '{name}' mixes values of type {a.simpleString()} and {b.simpleString()}; "
         "make them one type or pass a schema"

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from quiver.connectors.object_store import bind_settings
 from quiver.connectors.registry import file_sink, file_source, is_table_format, table_sink, table_source
@@ -26,29 +27,29 @@ def _option_value(value: Any) -> Any:
 class DataFrameReader:
     """Builds a file `Source` from a format, options and an optional schema, as `spark.read` does."""
 
-    def __init__(self, session: "Session"):
+    def __init__(self, session: Session):
         self._session = session
         self._format = "parquet"
         self._options: dict[str, Any] = {}
         self._schema: StructType | None = None
 
-    def format(self, source: str) -> "DataFrameReader":
+    def format(self, source: str) -> DataFrameReader:
         """The data source format: parquet (default), csv, json, arrow/ipc/feather."""
         self._format = source
         return self
 
-    def option(self, key: str, value: Any) -> "DataFrameReader":
+    def option(self, key: str, value: Any) -> DataFrameReader:
         """One option; keys are case-insensitive, as in Spark."""
         self._options[key.lower()] = _option_value(value)
         return self
 
-    def options(self, **options: Any) -> "DataFrameReader":
+    def options(self, **options: Any) -> DataFrameReader:
         for key, value in options.items():
             if value is not None:
                 self.option(key, value)
         return self
 
-    def schema(self, schema: StructType | str) -> "DataFrameReader":
+    def schema(self, schema: StructType | str) -> DataFrameReader:
         """The schema to read with, as a StructType or a DDL string `'name STRING, age INT'`."""
         if isinstance(schema, str):
             schema = parse_schema(schema)
@@ -58,7 +59,7 @@ class DataFrameReader:
         return self
 
     def load(self, path: PathArg | None = None, format: str | None = None, schema: StructType | str | None = None,
-             **options: Any) -> "DataFrame":
+             **options: Any) -> DataFrame:
         """Read `path` (a file, folder, glob or list of them) as a DataFrame."""
         if format is not None:
             self.format(format)
@@ -75,7 +76,7 @@ class DataFrameReader:
         source = file_source(self._format, path, self._options, self._schema)
         return self._session._dataframe_from_source(source)
 
-    def parquet(self, *paths: str | os.PathLike, **options: Any) -> "DataFrame":
+    def parquet(self, *paths: str | os.PathLike, **options: Any) -> DataFrame:
         """Read Parquet files; options such as mergeSchema, basePath, pathGlobFilter."""
         return self.format("parquet").load(_path_list(paths), **options)
 
@@ -85,7 +86,7 @@ class DataFrameReader:
         comment: str | None = None, header: bool | str | None = None, inferSchema: bool | str | None = None,
         nullValue: str | None = None, mode: str | None = None, multiLine: bool | str | None = None,
         **options: Any,
-    ) -> "DataFrame":
+    ) -> DataFrame:
         """Read CSV files with Spark's options (header, inferSchema, sep, quote, escape, nullValue, mode)."""
         self.options(sep=sep, encoding=encoding, quote=quote, escape=escape, comment=comment, header=header,
                      inferSchema=inferSchema, nullValue=nullValue, mode=mode, multiLine=multiLine)
@@ -95,26 +96,26 @@ class DataFrameReader:
         self, path: PathArg, schema: StructType | str | None = None, mode: str | None = None,
         columnNameOfCorruptRecord: str | None = None, multiLine: bool | str | None = None,
         encoding: str | None = None, **options: Any,
-    ) -> "DataFrame":
+    ) -> DataFrame:
         """Read JSON Lines files, inferring the schema as Spark does."""
         self.options(mode=mode, columnNameOfCorruptRecord=columnNameOfCorruptRecord, multiLine=multiLine,
                      encoding=encoding)
         return self.format("json").load(path, schema=schema, **options)
 
-    def table(self, tableName: str) -> "DataFrame":
+    def table(self, tableName: str) -> DataFrame:
         """A registered table or temp view."""
         return self._session.table(tableName)
 
     def jdbc(self, url: str, table: str, column: str | None = None, lowerBound: Any = None, upperBound: Any = None,
              numPartitions: int | None = None, predicates: Sequence[str] | None = None,
-             properties: dict[str, Any] | None = None) -> "DataFrame":
+             properties: dict[str, Any] | None = None) -> DataFrame:
         """Read a PostgreSQL table (or '(subquery) alias'), in strides of `column` or one partition per predicate."""
         self.format("jdbc").options(**(properties or {}))
         self.options(url=url, dbtable=table, partitionColumn=column, lowerBound=lowerBound, upperBound=upperBound,
                      numPartitions=numPartitions)
         return self._load_table(predicates)
 
-    def _load_table(self, predicates: Sequence[str] | None = None) -> "DataFrame":
+    def _load_table(self, predicates: Sequence[str] | None = None) -> DataFrame:
         if self._schema is not None:
             raise AnalysisException(f"data source '{self._format}' does not allow a user-specified schema")
         return self._session._dataframe_from_source(table_source(self._format, self._options, predicates))
@@ -129,38 +130,39 @@ def _path_list(paths: Sequence[Any]) -> PathArg:
 class DataFrameWriter:
     """Builds a file `Sink` from a format, save mode, options and partition columns, as `df.write` does."""
 
-    def __init__(self, df: "DataFrame"):
+    def __init__(self, df: DataFrame):
         self._df = df
         self._format = "parquet"
         self._mode: str | None = None
         self._options: dict[str, Any] = {}
         self._partition_by: tuple[str, ...] = ()
 
-    def mode(self, saveMode: str | None) -> "DataFrameWriter":
+    def mode(self, saveMode: str | None) -> DataFrameWriter:
         """append, overwrite, error/errorifexists (default) or ignore."""
         if saveMode is not None:
             self._mode = saveMode
         return self
 
-    def format(self, source: str) -> "DataFrameWriter":
+    def format(self, source: str) -> DataFrameWriter:
         self._format = source
         return self
 
-    def option(self, key: str, value: Any) -> "DataFrameWriter":
+    def option(self, key: str, value: Any) -> DataFrameWriter:
         self._options[key.lower()] = _option_value(value)
         return self
 
-    def options(self, **options: Any) -> "DataFrameWriter":
+    def options(self, **options: Any) -> DataFrameWriter:
         for key, value in options.items():
             if value is not None:
                 self.option(key, value)
         return self
 
-    def partitionBy(self, *cols: str | Sequence[str]) -> "DataFrameWriter":
+    def partitionBy(self, *cols: str | Sequence[str]) -> DataFrameWriter:
         """Write one Hive folder `col=value` per distinct value of `cols`."""
         if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
-            cols = tuple(cols[0])
-        self._partition_by = tuple(cols)
+            self._partition_by = tuple(cols[0])
+        else:
+            self._partition_by = cast("tuple[str, ...]", cols)  # names, when not one list of them
         return self
 
     def save(self, path: str | os.PathLike | None = None, format: str | None = None, mode: str | None = None,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import random
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -48,7 +49,7 @@ def sample_arguments(withReplacement: Any, fraction: Any, seed: Any) -> tuple[bo
     return bool(withReplacement), fraction, _seed(seed)
 
 
-def sample(df: "DataFrame", withReplacement: Any = None, fraction: Any = None, seed: Any = None) -> "DataFrame":  # noqa: N803
+def sample(df: DataFrame, withReplacement: Any = None, fraction: Any = None, seed: Any = None) -> DataFrame:  # noqa: N803
     from quiver.engine.api import functions as F
 
     with_replacement, fraction, seed = sample_arguments(withReplacement, fraction, seed)
@@ -82,7 +83,7 @@ def poisson_counts(u: np.ndarray, mean: float) -> np.ndarray:
     return k
 
 
-def random_split(df: "DataFrame", weights: Sequence[float], seed: Any = None) -> list["DataFrame"]:
+def random_split(df: DataFrame, weights: Sequence[float], seed: Any = None) -> list[DataFrame]:
     """Disjoint samples of the rows in proportion to `weights` (normalized), together every row once."""
     from quiver.engine.api import functions as F
 
@@ -99,7 +100,7 @@ def random_split(df: "DataFrame", weights: Sequence[float], seed: Any = None) ->
     return out
 
 
-def sample_by(df: "DataFrame", col: Any, fractions: dict, seed: Any = None) -> "DataFrame":
+def sample_by(df: DataFrame, col: Any, fractions: dict, seed: Any = None) -> DataFrame:
     """A sample without replacement taking each stratum (value of `col`) with its own fraction (0 if absent)."""
     from quiver.engine.api import functions as F
 
@@ -118,15 +119,16 @@ def sample_by(df: "DataFrame", col: Any, fractions: dict, seed: Any = None) -> "
 class DataFrameStatFunctions:
     """`df.stat`: statistics of a DataFrame's columns, as PySpark's DataFrameStatFunctions."""
 
-    def __init__(self, df: "DataFrame"):
+    def __init__(self, df: DataFrame):
         self.df = df
 
     def _numeric(self, name: str, what: str) -> None:
         if not isinstance(name, str):
             raise TypeError(f"{what}() takes column names, got {type(name).__name__}")
-        dtype = dict((f.name, f.dataType) for f in self.df.schema.fields).get(name)
+        dtype = {f.name: f.dataType for f in self.df.schema.fields}.get(name)
         if dtype is None:
-            raise AnalysisException(f"{what}(): column '{name}' does not exist; columns are {', '.join(self.df.columns)}")
+            raise AnalysisException(f"{what}(): column '{name}' does not exist; columns are "
+                                    f"{', '.join(self.df.columns)}")
         if not isinstance(dtype, T.NumericType):
             raise AnalysisException(f"{what}(): column '{name}' is {dtype.simpleString()}, not numeric")
 
@@ -167,7 +169,7 @@ class DataFrameStatFunctions:
             return math.nan
         return sxy / (n - 1)
 
-    def crosstab(self, col1: str, col2: str) -> "DataFrame":
+    def crosstab(self, col1: str, col2: str) -> DataFrame:
         """A contingency table: one row per value of col1, one bigint column per value of col2."""
         from quiver.engine.api import functions as F
 
@@ -184,7 +186,7 @@ class DataFrameStatFunctions:
         rows = [tuple([("null" if a is None else a)] + [cells.get(n, 0) for n in names]) for a, cells in table.items()]
         return self.df.sparkSession.createDataFrame(rows, schema)
 
-    def freqItems(self, cols: Sequence[str], support: float | None = None) -> "DataFrame":  # noqa: N802
+    def freqItems(self, cols: Sequence[str], support: float | None = None) -> DataFrame:  # noqa: N802
         """Items of each column found in at least `support` (default 1%) of the rows, as `<col>_freqItems`.
 
         Exact counts, so the arrays hold exactly the frequent items; Spark's one-pass sketch may also
@@ -200,7 +202,7 @@ class DataFrameStatFunctions:
         total = self.df.count()
         values: list[list[Any]] = []
         fields = []
-        types = dict((f.name, f.dataType) for f in self.df.schema.fields)
+        types = {f.name: f.dataType for f in self.df.schema.fields}
         for c in cols:
             counts = self.df.groupBy(F.col(c).alias("v")).count().collect()
             values.append(sorted((r[0] for r in counts if r[1] >= support * total),
@@ -217,7 +219,7 @@ class DataFrameStatFunctions:
             if not 0 <= p <= 1:
                 raise AnalysisException(f"approxQuantile(): probabilities must be between 0 and 1, got {p}")
         names = [col] if isinstance(col, str) else list(col)
-        out = []
+        out: list[list[float]] = []
         for name in names:
             self._numeric(name, "approxQuantile")
             table = self.df.select(name).toArrow()
@@ -230,5 +232,5 @@ class DataFrameStatFunctions:
             out.append([float(values[r]) for r in ranks])
         return out[0] if isinstance(col, str) else out
 
-    def sampleBy(self, col: Any, fractions: dict, seed: int | None = None) -> "DataFrame":  # noqa: N802
+    def sampleBy(self, col: Any, fractions: dict, seed: int | None = None) -> DataFrame:  # noqa: N802
         return sample_by(self.df, col, fractions, seed)

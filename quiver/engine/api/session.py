@@ -10,23 +10,26 @@ import dataclasses
 import logging
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import pyarrow as pa
 
+from quiver.engine.analysis.analyzer import analyze
+from quiver.engine.api.local_data import declared_types, to_arrow_table
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.conf import RuntimeConfig
 from quiver.engine.core.errors import AnalysisException, ConfigurationError, QuiverError
-from quiver.engine.execution.query_execution import CacheManager
 from quiver.engine.core.expressions import AttributeRef, new_expr_id
-from quiver.engine.api.local_data import declared_types, to_arrow_table
+from quiver.engine.execution.devices import DeviceSet
+from quiver.engine.execution.query_execution import CacheManager
 from quiver.engine.execution.runtime.local import LocalRuntime, parse_local_master
-from quiver.engine.ui.progress import ProgressListener
+from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master
 from quiver.engine.execution.scheduler import DAGScheduler
 from quiver.engine.ui.job_report import ReportedJob
-from quiver.engine.execution.devices import DeviceSet
+from quiver.engine.ui.progress import ProgressListener
 from quiver.executors.cpu.executor import CpuExecutor
 from quiver.planners.placement import Candidate, StagePlacement, device_paths, place_stage
 
@@ -41,15 +44,15 @@ class _Builder:
     def __init__(self) -> None:
         self._options: dict[str, Any] = {}
 
-    def master(self, master: str) -> "_Builder":
+    def master(self, master: str) -> _Builder:
         self._options["quiver.master"] = master
         return self
 
-    def appName(self, name: str) -> "_Builder":
+    def appName(self, name: str) -> _Builder:
         self._options["quiver.app.name"] = name
         return self
 
-    def config(self, key: str | None = None, value: Any = None, conf: Any = None, map: dict | None = None) -> "_Builder":
+    def config(self, key: str | None = None, value: Any = None, conf: Any = None, map: dict | None = None) -> _Builder:
         if key is not None:
             self._options[key] = value
         for k, v in (map or {}).items():
@@ -59,10 +62,10 @@ class _Builder:
                 self._options[k] = v
         return self
 
-    def enableHiveSupport(self) -> "_Builder":
+    def enableHiveSupport(self) -> _Builder:
         return self
 
-    def getOrCreate(self) -> "Session":
+    def getOrCreate(self) -> Session:
         with _lock:
             active = Session._active
             if active is not None and not active._stopped:
@@ -85,7 +88,7 @@ class _BuilderDescriptor:
 class SparkContextShim:
     """The few `spark.sparkContext` members PySpark programs touch on a local session."""
 
-    def __init__(self, session: "Session"):
+    def __init__(self, session: Session):
         self._session = session
 
     def setLogLevel(self, level: str) -> None:
@@ -140,7 +143,7 @@ class Session:
     """A Quiver session; use `Session.builder...getOrCreate()`."""
 
     builder = _BuilderDescriptor()
-    _active: "Session | None" = None
+    _active: Session | None = None
 
     def __init__(self, options: dict[str, Any] | None = None):
         options = {**_submit_conf, **dict(options or {})}
@@ -152,7 +155,8 @@ class Session:
         cpu = CpuExecutor()
         self._devices = DeviceSet(cpu)
         self._threads = self._runtime.parallelism
-        self._scheduler = DAGScheduler(self._runtime, cpu, self.conf.max_failures(), self._place, job_record=ReportedJob)
+        self._scheduler = DAGScheduler(self._runtime, cpu, self.conf.max_failures(), self._place,
+                                       job_record=ReportedJob)
         self._scheduler.listeners.append(ProgressListener(self.conf))
         self.last_placements: dict[int, StagePlacement] = {}
         self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
@@ -223,7 +227,7 @@ class Session:
     # ---------------------------------------------------------- life cycle
 
     @classmethod
-    def getActiveSession(cls) -> "Session | None":
+    def getActiveSession(cls) -> Session | None:
         return cls._active if cls._active is not None and not cls._active._stopped else None
 
     @property
@@ -252,7 +256,7 @@ class Session:
         assert isinstance(job, ReportedJob), "this session's scheduler records its jobs as ReportedJob"
         return job
 
-    def newSession(self) -> "Session":
+    def newSession(self) -> Session:
         return self
 
     def stop(self) -> None:
@@ -265,7 +269,7 @@ class Session:
             if Session._active is self:
                 Session._active = None
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -274,7 +278,7 @@ class Session:
     # ---------------------------------------------------------- data
 
     def createDataFrame(self, data: Any, schema: Any = None, samplingRatio: float | None = None,
-                        verifySchema: bool = True) -> "DataFrame":
+                        verifySchema: bool = True) -> DataFrame:
         """A DataFrame from pandas, an Arrow table, or a list of tuples / dicts / Rows."""
         table = to_arrow_table(data, schema)
         types = declared_types(schema, table.num_columns) or [T.from_arrow(f.type) for f in table.schema]
@@ -283,7 +287,7 @@ class Session:
         )
         return self._df(L.LocalRelation(table, attrs))
 
-    def range(self, start: int, end: int | None = None, step: int = 1, numPartitions: int | None = None) -> "DataFrame":
+    def range(self, start: int, end: int | None = None, step: int = 1, numPartitions: int | None = None) -> DataFrame:
         """A single bigint column `id` from `start` (inclusive) to `end` (exclusive)."""
         if end is None:
             start, end = 0, start
@@ -298,7 +302,7 @@ class Session:
 
         return DataFrameReader(self)
 
-    def table(self, name: str) -> "DataFrame":
+    def table(self, name: str) -> DataFrame:
         key = name.lower()
         if key not in self._views:
             raise AnalysisException(
@@ -306,7 +310,7 @@ class Session:
             )
         return self._df(L.SubqueryAlias(self._views[key], name))
 
-    def sql(self, query: str, args: dict | None = None, **kwargs: Any) -> "DataFrame":
+    def sql(self, query: str, args: dict | None = None, **kwargs: Any) -> DataFrame:
         from quiver.engine.sql.statements import sql_to_plan
 
         with self._type_coercion():
@@ -314,7 +318,7 @@ class Session:
         return self._df(plan)
 
     @property
-    def catalog(self) -> "Catalog":
+    def catalog(self) -> Catalog:
         return Catalog(self)
 
     def _register_view(self, name: str, plan: L.LogicalPlan, replace: bool) -> None:
@@ -323,7 +327,7 @@ class Session:
             raise AnalysisException(f"temp view '{name}' already exists; use createOrReplaceTempView to replace it")
         self._views[key] = plan
 
-    def _df(self, plan: L.LogicalPlan) -> "DataFrame":
+    def _df(self, plan: L.LogicalPlan) -> DataFrame:
         from quiver.engine.api.dataframe import DataFrame
 
         with self._type_coercion():
@@ -338,13 +342,13 @@ class Session:
         finally:
             T.ANSI_TYPE_COERCION.reset(token)
 
-    def _dataframe_from_source(self, source: Any) -> "DataFrame":
+    def _dataframe_from_source(self, source: Any) -> DataFrame:
         """A DataFrame scanning a connector `Source` (used by `spark.read`)."""
         schema = T.schema_from_arrow(source.schema())
         attrs = tuple(AttributeRef(f.name, f.dataType, True, new_expr_id()) for f in schema.fields)
         return self._df(L.SourceScan(source, attrs))
 
-    def _execute_write(self, df: "DataFrame", sink: Any) -> None:
+    def _execute_write(self, df: DataFrame, sink: Any) -> None:
         """Run `df` with each result task writing its partition into `sink`; commit once, or abort."""
         if sink.setup() is False:
             return
@@ -392,5 +396,3 @@ class Catalog:
 
 
 from quiver.engine.api.dataframe import DataFrame  # noqa: E402  (circular: DataFrame needs Session at runtime)
-from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master
-from quiver.engine.analysis.analyzer import analyze

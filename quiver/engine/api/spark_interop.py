@@ -26,7 +26,7 @@ _ATOMIC = ("NullType", "StringType", "BinaryType", "BooleanType", "DateType", "T
 _AS_STRING = ("CharType", "VarcharType")
 
 
-def from_pyspark(spark: "Session", pyspark_df: Any) -> "DataFrame":
+def from_pyspark(spark: Session, pyspark_df: Any) -> DataFrame:
     """A Quiver DataFrame with the columns, types and rows of `pyspark_df`, collected as Arrow."""
     if not hasattr(pyspark_df, "toArrow"):
         raise AnalysisException("from_pyspark needs PySpark 4.0 or later (DataFrame.toArrow); "
@@ -36,7 +36,7 @@ def from_pyspark(spark: "Session", pyspark_df: Any) -> "DataFrame":
     return spark.createDataFrame(pyspark_df.toArrow(), schema)
 
 
-def to_pyspark(quiver_df: "DataFrame", pyspark_session: Any) -> Any:
+def to_pyspark(quiver_df: DataFrame, pyspark_session: Any) -> Any:
     """A PySpark DataFrame with the columns, types and rows of `quiver_df`, handed over as Arrow."""
     from pyspark.sql import types as PT
 

@@ -13,19 +13,20 @@ numba UDF compiled once per argument signature over numpy columns.
 from __future__ import annotations
 
 import typing
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from quiver.engine.core import types as T
 from quiver.engine.api.column import Column, to_expr
+from quiver.engine.core import plan as L
+from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
 from quiver.engine.core.expressions import NUMBA_UDF as NUMBA
 from quiver.engine.core.expressions import PANDAS_ITER_UDF as PANDAS_ITER
 from quiver.engine.core.expressions import PANDAS_UDF as PANDAS
 from quiver.engine.core.expressions import ROW_UDF as ROW
 from quiver.engine.core.expressions import Expr, PythonUDF
-from quiver.executors.cpu.numba_udf import NumbaKernels
-from quiver.engine.core import plan as L
 from quiver.engine.core.resources import requested_device
+from quiver.executors.cpu.numba_udf import NumbaKernels
 
 ENGINES = ("python", "numba")
 
@@ -104,13 +105,13 @@ class UserDefinedFunction:
         """The expression of this function applied to `args` (what calling it on columns wraps)."""
         return PythonUDF(self._name, self, self._return_type, args, self.kind, self.deterministic)
 
-    def asNondeterministic(self) -> "UserDefinedFunction":
+    def asNondeterministic(self) -> UserDefinedFunction:
         """Mark the function nondeterministic (as PySpark, in place): calls are then never moved,
         duplicated or merged by the optimizer."""
         self.deterministic = False
         return self
 
-    def renamed(self, name: str) -> "UserDefinedFunction":
+    def renamed(self, name: str) -> UserDefinedFunction:
         """The same function under another name (what `spark.udf.register(name, udf)` returns)."""
         out = UserDefinedFunction(self.func, self._return_type, name, self.kind, self.deterministic)
         if self.kind == NUMBA:

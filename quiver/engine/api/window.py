@@ -25,20 +25,20 @@ class WindowSpec:
     order_by: tuple[SortOrder, ...] = ()
     frame: tuple[str, int, int] | None = None
 
-    def partitionBy(self, *cols: Any) -> "WindowSpec":
+    def partitionBy(self, *cols: Any) -> WindowSpec:
         return replace(self, partition_by=tuple(to_expr(c) for c in _flatten(cols)))
 
-    def orderBy(self, *cols: Any) -> "WindowSpec":
+    def orderBy(self, *cols: Any) -> WindowSpec:
         orders = []
         for c in _flatten(cols):
             e = to_expr(c)
             orders.append(e if isinstance(e, SortOrder) else SortOrder(e, True, None))
         return replace(self, order_by=tuple(orders))
 
-    def rowsBetween(self, start: int, end: int) -> "WindowSpec":
+    def rowsBetween(self, start: int, end: int) -> WindowSpec:
         return replace(self, frame=("rows", _bound(start), _bound(end)))
 
-    def rangeBetween(self, start: int, end: int) -> "WindowSpec":
+    def rangeBetween(self, start: int, end: int) -> WindowSpec:
         return replace(self, frame=("range", _bound(start), _bound(end)))
 
 

@@ -63,7 +63,8 @@ def parse_size(key: str, value: Any) -> int:
     """A byte size such as `10485760`, `10m`, `10MB`, or -1 (disabled)."""
     m = _SIZE.match(str(value))
     if not m:
-        raise ConfigurationError(f"{key} must be a size in bytes such as 10485760, 10m or 1g (or -1 to disable), got {value!r}")
+        raise ConfigurationError(f"{key} must be a size in bytes such as 10485760, 10m or 1g (or -1 to disable), got "
+                                 f"{value!r}")
     return int(m.group(1)) * _UNITS[m.group(2).lower()]
 
 
@@ -173,7 +174,8 @@ class RuntimeConfig:
 
     def broadcast_by_cost_max_bytes(self) -> int:
         """The largest join side broadcast because it is cheaper than a shuffle; -1 turns that off."""
-        return parse_size("quiver.sql.join.broadcastByCostMaxBytes", self.get("quiver.sql.join.broadcastByCostMaxBytes"))
+        return parse_size("quiver.sql.join.broadcastByCostMaxBytes",
+                          self.get("quiver.sql.join.broadcastByCostMaxBytes"))
 
     def ansi_enabled(self) -> bool:
         """ANSI type coercion, on by default as in Spark 4 (ANSI runtime errors are not implemented)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 import os
 import traceback
-from typing import Iterable
+from collections.abc import Iterable
 
 # Quiver's own package folder: frames in it are the engine's, not the user's.
 _ENGINE_DIRS = (os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep,)

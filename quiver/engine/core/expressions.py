@@ -9,9 +9,10 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, QuiverError
@@ -98,7 +99,7 @@ class UnresolvedColumn(Expr):
         return self.parts[-1]
 
     @staticmethod
-    def parse(name: str) -> "UnresolvedColumn":
+    def parse(name: str) -> UnresolvedColumn:
         return UnresolvedColumn(tuple(split_name(name)))
 
 
@@ -172,10 +173,10 @@ class AttributeRef(Expr):
         """`name#id`, as explain() shows attributes."""
         return f"{self.name}#{self.expr_id}"
 
-    def with_qualifier(self, qualifier: tuple[str, ...]) -> "AttributeRef":
+    def with_qualifier(self, qualifier: tuple[str, ...]) -> AttributeRef:
         return replace(self, qualifier=qualifier)
 
-    def with_nullability(self, nullable: bool) -> "AttributeRef":
+    def with_nullability(self, nullable: bool) -> AttributeRef:
         return replace(self, is_nullable=nullable)
 
 
@@ -216,7 +217,7 @@ class Literal(Expr):
         return str(v)
 
     @staticmethod
-    def of(value: Any) -> "Literal":
+    def of(value: Any) -> Literal:
         return Literal(value, infer_literal_type(value))
 
     def __hash__(self) -> int:
@@ -241,6 +242,7 @@ def format_double(v: float) -> str:
     if 1e-3 <= abs(v) < 1e7:
         return text if "." in text else text + ".0"
     sign, digits, exponent = _decimal.Decimal(text).as_tuple()
+    assert isinstance(exponent, int)  # v is finite: NaN and the infinities returned above
     sci_exp = len(digits) + exponent - 1
     tail = "".join(map(str, digits[1:])).rstrip("0") or "0"
     return f"{'-' if sign else ''}{digits[0]}.{tail}E{sci_exp}"
@@ -655,7 +657,8 @@ NULL_PRODUCING_FUNCTIONS = frozenset({
     "try_element_at", "get", "array_max", "array_min", "arrays_overlap",
 })
 
-NONDETERMINISTIC_FUNCTIONS = frozenset({"rand", "random", "randn", "uuid", "monotonically_increasing_id", "spark_partition_id"})
+NONDETERMINISTIC_FUNCTIONS = frozenset({"rand", "random", "randn", "uuid", "monotonically_increasing_id",
+                                        "spark_partition_id"})
 
 
 AGGREGATE_FUNCTIONS = (
@@ -797,7 +800,8 @@ def contains_window(e: Expr) -> bool:
     return any(isinstance(x, WindowExpression) for x in e.walk())
 
 
-WINDOW_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "nth_value")
+WINDOW_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+                    "nth_value")
 RANKING_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile")
 # Window functions that read the window's frame, as aggregates do (default: RANGE UNBOUNDED..CURRENT ROW).
 FRAMED_WINDOW_FUNCTIONS = ("nth_value",)

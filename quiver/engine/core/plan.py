@@ -7,18 +7,23 @@ every node's `output` is a tuple of `AttributeRef`s with unique ids.
 """
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
-    Alias, AttributeRef, Expr, SortOrder, new_expr_id, strip_alias,
+    Alias,
+    AttributeRef,
+    Expr,
+    SortOrder,
+    new_expr_id,
+    strip_alias,
 )
-from quiver.engine.core.tree import TreeNode, map_members, members, node_fields
+from quiver.engine.core.tree import TreeNode, map_members, members, node_fields, per_class
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,7 +43,7 @@ class LogicalPlan(TreeNode["LogicalPlan"]):
         """The expressions this node evaluates (not those of its children)."""
         return members(self, _expression_fields(type(self)), Expr)
 
-    def map_expressions(self, fn: Callable[[Expr], Expr]) -> "LogicalPlan":
+    def map_expressions(self, fn: Callable[[Expr], Expr]) -> LogicalPlan:
         """This node with `fn` applied to each of its expressions; the node itself when none changes,
         so its memos survive and the optimizer's fixed-point check compares by identity."""
         return map_members(self, _expression_fields(type(self)), Expr, fn)
@@ -57,7 +62,7 @@ class LogicalPlan(TreeNode["LogicalPlan"]):
         return f"{type(self).__name__} [{args}]" if args else type(self).__name__
 
 
-@functools.cache
+@per_class
 def _expression_fields(cls: type[LogicalPlan]) -> tuple[str, ...]:
     return tuple(name for name in node_fields(cls) if name not in cls.output_fields)
 
@@ -188,8 +193,9 @@ class Aggregate(UnaryNode):
     def expressions(self) -> tuple[Expr, ...]:
         return self.grouping + self.aggregates
 
-    def map_expressions(self, fn: Callable[[Expr], Expr]) -> "LogicalPlan":
-        return replace(self, grouping=tuple(fn(e) for e in self.grouping), aggregates=tuple(fn(e) for e in self.aggregates))
+    def map_expressions(self, fn: Callable[[Expr], Expr]) -> LogicalPlan:
+        return replace(self, grouping=tuple(fn(e) for e in self.grouping),
+                       aggregates=tuple(fn(e) for e in self.aggregates))
 
     @cached_property
     def output(self) -> tuple[AttributeRef, ...]:
@@ -398,7 +404,8 @@ def plan_stats_rows(plan: LogicalPlan) -> int | None:
 
 __all__ = [
     "LogicalPlan", "UnaryNode", "LocalRelation", "SourceScan", "RangeRelation", "Project", "Filter", "Aggregate",
-    "Sort", "Window", "Repartition", "Limit", "SubqueryAlias", "InMemoryRelation", "Join", "Union", "transform_up", "transform_down",
+    "Sort", "Window", "Repartition", "Limit", "SubqueryAlias", "InMemoryRelation", "Join", "Union", "transform_up",
+    "transform_down",
     "attributes_of", "named_output", "JOIN_TYPES", "JOIN_TYPE_ALIASES",
 ]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Union
 
 from quiver.engine.core.errors import ConfigurationError
 
@@ -46,11 +45,11 @@ class TaskResourceRequests:
     def __init__(self) -> None:
         self._requests: dict[str, TaskResourceRequest] = {}
 
-    def cpus(self, amount: int) -> "TaskResourceRequests":
+    def cpus(self, amount: int) -> TaskResourceRequests:
         self._requests["cpus"] = TaskResourceRequest("cpus", amount)
         return self
 
-    def resource(self, resourceName: str, amount: float) -> "TaskResourceRequests":
+    def resource(self, resourceName: str, amount: float) -> TaskResourceRequests:
         self._requests[resourceName] = TaskResourceRequest(resourceName, amount)
         return self
 
@@ -65,27 +64,27 @@ class ExecutorResourceRequests:
     def __init__(self) -> None:
         self._requests: dict[str, ExecutorResourceRequest] = {}
 
-    def _set(self, name: str, amount: int | str) -> "ExecutorResourceRequests":
+    def _set(self, name: str, amount: int | str) -> ExecutorResourceRequests:
         self._requests[name] = ExecutorResourceRequest(name, amount)  # type: ignore[arg-type]
         return self
 
-    def cores(self, amount: int) -> "ExecutorResourceRequests":
+    def cores(self, amount: int) -> ExecutorResourceRequests:
         return self._set("cores", amount)
 
-    def memory(self, amount: str) -> "ExecutorResourceRequests":
+    def memory(self, amount: str) -> ExecutorResourceRequests:
         return self._set("memory", amount)
 
-    def memoryOverhead(self, amount: str) -> "ExecutorResourceRequests":
+    def memoryOverhead(self, amount: str) -> ExecutorResourceRequests:
         return self._set("memoryOverhead", amount)
 
-    def pysparkMemory(self, amount: str) -> "ExecutorResourceRequests":
+    def pysparkMemory(self, amount: str) -> ExecutorResourceRequests:
         return self._set("pyspark.memory", amount)
 
-    def offheapMemory(self, amount: str) -> "ExecutorResourceRequests":
+    def offheapMemory(self, amount: str) -> ExecutorResourceRequests:
         return self._set("offHeap", amount)
 
     def resource(self, resourceName: str, amount: int, discoveryScript: str = "",
-                 vendor: str = "") -> "ExecutorResourceRequests":
+                 vendor: str = "") -> ExecutorResourceRequests:
         self._requests[resourceName] = ExecutorResourceRequest(resourceName, amount, discoveryScript, vendor)
         return self
 
@@ -127,8 +126,8 @@ class ResourceProfileBuilder:
         self._task: dict[str, TaskResourceRequest] = {}
         self._executor: dict[str, ExecutorResourceRequest] = {}
 
-    def require(self, resourceRequest: Union[TaskResourceRequests, ExecutorResourceRequests],
-                ) -> "ResourceProfileBuilder":
+    def require(self, resourceRequest: TaskResourceRequests | ExecutorResourceRequests,
+                ) -> ResourceProfileBuilder:
         if isinstance(resourceRequest, TaskResourceRequests):
             self._task.update(resourceRequest.requests)
         elif isinstance(resourceRequest, ExecutorResourceRequests):

@@ -9,7 +9,7 @@ class Row(tuple):
 
     __fields__: list[str]
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> "Row":
+    def __new__(cls, *args: Any, **kwargs: Any) -> Row:
         if args and kwargs:
             raise ValueError("Can not use both args and kwargs to create Row")
         if kwargs:
@@ -21,12 +21,12 @@ class Row(tuple):
         return row
 
     @classmethod
-    def _make(cls, names: list[str], values: tuple | list) -> "Row":
+    def _make(cls, names: list[str], values: tuple | list) -> Row:
         row = tuple.__new__(cls, values)
         row.__fields__ = list(names)
         return row
 
-    def __call__(self, *args: Any) -> "Row":
+    def __call__(self, *args: Any) -> Row:
         """A Row of field names used as a factory: `Person = Row("name"); Person("a")`."""
         if len(args) > len(self):
             raise ValueError(f"Can not create Row with fields {self}, expected {len(self)} values but got {args}")

@@ -8,8 +8,8 @@ replaces it as a literal (Spark's "subquery" stage).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import AttributeRef, Expr, Literal, new_expr_id, transform_expr

@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 
 N = TypeVar("N", bound="TreeNode[Any]")
 V = TypeVar("V")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class TreeNode(Generic[N]):
@@ -127,20 +128,26 @@ class TreeNode(Generic[N]):
         return "\n".join(lines)
 
 
-@functools.cache
+def per_class(fn: F) -> F:
+    """`functools.cache` for a function of a node class, typed as `fn` itself: typeshed's cache wrapper takes
+    Hashable arguments, and mypy does not see a class whose instances define `__hash__` as one."""
+    return cast(F, functools.cache(fn))
+
+
+@per_class
 def node_fields(cls: type) -> tuple[str, ...]:
     """The fields that make a node what it is, those compared for equality (annotations and memos
     excluded); looked up once per class, as `dataclasses.fields` is slow and tree walks ask on every node."""
     return tuple(f.name for f in fields(cls) if f.compare)
 
 
-@functools.cache
+@per_class
 def child_fields(cls: type[TreeNode[Any]]) -> tuple[str, ...]:
     """The fields of `cls` that may hold its children."""
     return tuple(name for name in node_fields(cls) if name not in cls.leaf_fields)
 
 
-@functools.cache
+@per_class
 def memo_fields(cls: type) -> frozenset[str]:
     """The memo fields of `cls`: declared with `init=False`, so no copy carries them."""
     return frozenset(f.name for f in fields(cls) if not f.init)

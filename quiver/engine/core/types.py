@@ -6,14 +6,14 @@ Names and equality follow `pyspark.sql.types`, so programs that build schemas wi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from quiver.engine.core.errors import ParseException
-
 
 # Whether the analyzer applies ANSI type coercion (`spark.sql.ansi.enabled`); the session sets it while
 # analysing, and it is off for code that works on types outside a session.
@@ -235,10 +235,13 @@ class StructType(DataType):
     def fieldNames(self) -> list[str]:
         return self.names
 
-    def add(self, field: str | StructField, data_type: DataType | str | None = None, nullable: bool = True) -> "StructType":
+    def add(self, field: str | StructField, data_type: DataType | str | None = None,
+            nullable: bool = True) -> StructType:
         if isinstance(field, StructField):
             self.fields.append(field)
         else:
+            if data_type is None:
+                raise TypeError(f"StructType.add({field!r}): a field given by name needs its data type")
             dtype = parse_data_type(data_type) if isinstance(data_type, str) else data_type
             self.fields.append(StructField(field, dtype, nullable))
         return self
@@ -291,7 +294,8 @@ def _tree_lines(lines: list[str], prefix: str, name: str, dtype: DataType, note:
         _tree_lines(lines, inner, "element", dtype.elementType, f"containsNull = {str(dtype.containsNull).lower()}")
     elif isinstance(dtype, MapType):
         _tree_lines(lines, inner, "key", dtype.keyType, None)
-        _tree_lines(lines, inner, "value", dtype.valueType, f"valueContainsNull = {str(dtype.valueContainsNull).lower()}")
+        _tree_lines(lines, inner, "value", dtype.valueType,
+                    f"valueContainsNull = {str(dtype.valueContainsNull).lower()}")
     elif isinstance(dtype, StructType):
         for f in dtype.fields:
             _tree_lines(lines, inner, f.name, f.dataType, f"nullable = {str(f.nullable).lower()}")
@@ -373,8 +377,10 @@ class _TypeParser:
                 break
             m = _TOKEN.match(text, pos)
             if not m:
-                raise ParseException(f"cannot parse type string {text!r} at position {pos}: unexpected {text[pos:pos + 10]!r}")
+                raise ParseException(f"cannot parse type string {text!r} at position {pos}: unexpected "
+                                     f"{text[pos:pos + 10]!r}")
             tok = next(g for g in m.groups() if g is not None)
+            assert m.lastindex is not None  # a token matched, so one of its groups did
             self.tokens.append((tok, m.start(m.lastindex)))
             pos = m.end()
         self.i = 0
@@ -390,10 +396,12 @@ class _TypeParser:
 
     def take(self, expected: str | None = None) -> str:
         if self.i >= len(self.tokens):
-            raise ParseException(f"cannot parse type string {self.text!r}: unexpected end, expected {expected or 'a type'}")
+            raise ParseException(f"cannot parse type string {self.text!r}: unexpected end, expected "
+                                 f"{expected or 'a type'}")
         tok, pos = self.tokens[self.i]
         if expected is not None and expected != "a number" and tok.lower() != expected:
-            raise ParseException(f"cannot parse type string {self.text!r} at position {pos}: expected {expected!r}, found {tok!r}")
+            raise ParseException(f"cannot parse type string {self.text!r} at position {pos}: expected {expected!r}, "
+                                 f"found {tok!r}")
         self.i += 1
         return tok
 
@@ -452,7 +460,7 @@ class _TypeParser:
             self.take(":")
         dtype = self.data_type()
         nullable = True
-        if self.peek() and self.peek().lower() == "not":
+        if (self.peek() or "").lower() == "not":
             self.take("not")
             self.take("null")
             nullable = False
@@ -477,7 +485,7 @@ def parse_data_type(text: str) -> DataType:
 def parse_schema(text: str) -> StructType:
     """Parse a DDL schema string such as `'name STRING, age INT'` or `'name: string, age: int'`."""
     parser = _TypeParser(text)
-    if parser.peek() and parser.peek().lower() == "struct" and len(parser.tokens) > 1 and parser.tokens[1][0] == "<":
+    if (parser.peek() or "").lower() == "struct" and len(parser.tokens) > 1 and parser.tokens[1][0] == "<":
         dtype = parser.data_type()
         if not isinstance(dtype, StructType):
             raise ParseException(f"{text!r} is not a struct type")
@@ -535,8 +543,9 @@ def _wider_decimal(a: DecimalType, b: DecimalType) -> DecimalType:
 
 
 def _decimal_for_integral(t: DataType) -> DecimalType:
-    return {ByteType: DecimalType(3, 0), ShortType: DecimalType(5, 0), IntegerType: DecimalType(10, 0),
-            LongType: DecimalType(20, 0)}[type(t)]
+    widths: dict[type[DataType], DecimalType] = {ByteType: DecimalType(3, 0), ShortType: DecimalType(5, 0),
+                                                 IntegerType: DecimalType(10, 0), LongType: DecimalType(20, 0)}
+    return widths[type(t)]
 
 
 def decimal_for_integral(t: DataType) -> DecimalType:

@@ -7,18 +7,19 @@ logical steps and optimizer rules that changed the plan.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
+from quiver.connectors.cache import storage_cache_stats
 from quiver.engine.analysis.analyzer import analyze
 from quiver.engine.core import plan as L
 from quiver.engine.core import subqueries
 from quiver.engine.core.errors import ConfigurationError, QuiverError
 from quiver.engine.core.expressions import Literal
-from quiver.planners.optimizer.reuse import REUSED, replace_subtrees, shared_aggregates
 from quiver.engine.core.subqueries import ScalarSubquery
 from quiver.executors.blocks import BlockId
 from quiver.planners.optimizer import RULES, Rule, fixed_point
@@ -27,15 +28,16 @@ from quiver.planners.optimizer.decorrelate_subqueries import rewrite_subqueries
 from quiver.planners.optimizer.disjunct_filters import derive_disjunct_filters
 from quiver.planners.optimizer.join_reorder import reorder_joins
 from quiver.planners.optimizer.nondeterministic import pull_out_nondeterministic
+from quiver.planners.optimizer.reuse import REUSED, replace_subtrees, shared_aggregates
 from quiver.planners.optimizer.semi_join_pushdown import push_down_semi_joins
 from quiver.planners.physical.nodes import PhysicalPlan, estimated_size
 from quiver.planners.physical.planner import PlannerConfig, plan_physical
 from quiver.planners.placement import StagePlacement, place_stage
 from quiver.planners.stages import StageGraph, split_stages
-from quiver.connectors.cache import storage_cache_stats
 
 if TYPE_CHECKING:
     import graphviz
+
     from quiver.engine.api.session import Session
 
 # PySpark's explain modes, and ours: "graph" draws the stage DAG with each operator's device.
@@ -228,7 +230,7 @@ def pipeline_step(kind: type[StepT]) -> StepT:
 class QueryExecution:
     """The plans of one action, derived lazily from an analyzed logical plan."""
 
-    def __init__(self, session: "Session", analyzed: L.LogicalPlan, materializing: bool = False,
+    def __init__(self, session: Session, analyzed: L.LogicalPlan, materializing: bool = False,
                  describe_only: bool = False):
         self.session = session
         self.analyzed = analyzed
@@ -315,7 +317,8 @@ class QueryExecution:
         """Per stage, the device of each operator with its estimated size and cost on every candidate."""
         candidates = self.session.placement_candidates()
         if len(candidates) == 1:
-            return f"every operator on {candidates[0].label} (quiver.devices = {self.session.conf.get('quiver.devices')})"
+            return (f"every operator on {candidates[0].label} "
+                    f"(quiver.devices = {self.session.conf.get('quiver.devices')})")
         return "\n".join(self.session.place(s.id, s.root).describe() for s in self.stages.stages)
 
     def graph(self) -> graphviz.Digraph:
@@ -384,7 +387,7 @@ def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
 class CacheManager:
     """Plans the user cached, materialised into the block store the first time a job needs them."""
 
-    def __init__(self, session: "Session"):
+    def __init__(self, session: Session):
         self.session = session
         self._entries: dict[L.LogicalPlan, L.InMemoryRelation | None] = {}
         self._levels: dict[L.LogicalPlan, str] = {}
@@ -446,7 +449,7 @@ class CacheManager:
         self._entries[plan] = entry
         return entry
 
-    def store_result(self, qe: "QueryExecution", storage_level: str) -> L.InMemoryRelation:
+    def store_result(self, qe: QueryExecution, storage_level: str) -> L.InMemoryRelation:
         """Run `qe` and keep each of its result partitions in the block store, under a new key."""
         key = self.new_key()
         store = self.session._store

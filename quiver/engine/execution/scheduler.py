@@ -27,15 +27,24 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import pyarrow as pa
+
 from quiver.engine.core.errors import AnalysisException, TaskFailedError
-from quiver.executors.cpu.shuffle import UNCUT, range_bounds
-from quiver.executors.blocks import BlockId, BlockStore
+from quiver.engine.execution.runtime.base import Runtime
 from quiver.engine.execution.tasks import (
-    BlocksLost, CutByRange, ReturnResult, StageTask, TaskResources, TaskSpec, WriteShuffle, preorder, stage_inputs,
+    BlocksLost,
+    CutByRange,
+    ReturnResult,
+    StageTask,
+    TaskResources,
+    TaskSpec,
+    WriteShuffle,
+    preorder,
+    stage_inputs,
     stage_outputs,
 )
 from quiver.executors.base import DeviceFallback, Executor
-from quiver.engine.execution.runtime.base import Runtime
+from quiver.executors.blocks import BlockId, BlockStore
+from quiver.executors.cpu.shuffle import UNCUT, range_bounds
 from quiver.planners.physical.nodes import RangePartitioning
 from quiver.planners.stages import Stage, StageGraph
 
@@ -189,7 +198,8 @@ class DAGScheduler:
     def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R]) -> list[R]:
         """Run every stage; returns `result_task(partition, batches)` for each result partition, in order."""
         job_id = next(_job_ids)
-        job = _Job(job_id, f"job{job_id}", self.job_record(job_id, store_stats=getattr(self.runtime, "store_stats", None),
+        job = _Job(job_id, f"job{job_id}",
+                   self.job_record(job_id, store_stats=getattr(self.runtime, "store_stats", None),
                                                        started=time.time(), runtime=type(self.runtime).__name__))
         started = time.perf_counter()
         readers_left = {s.id: sum(1 for t in graph.stages if s.id in t.parents) for s in graph.stages}
@@ -274,7 +284,8 @@ class DAGScheduler:
         specs = []
         for m in range(stage.num_partitions):
             whole = BlockId(job.namespace, stage.id, m, UNCUT)
-            specs.append(TaskSpec(stage.id, m, job.id, CutByRange(whole, stage.output, bounds, self._separate_blocks), (whole,),
+            specs.append(TaskSpec(stage.id, m, job.id, CutByRange(whole, stage.output, bounds, self._separate_blocks),
+                                  (whole,),
                                   tuple(BlockId(job.namespace, stage.id, m, r) for r in range(n))))
         self._run_specs(specs, job)
         self.store.drop([s.inputs[0] for s in specs])
@@ -298,7 +309,8 @@ class DAGScheduler:
         pending = list(enumerate(specs))
         while pending:
             batch = [s for _, s in pending]
-            outcomes = self.runtime.run_tasks(batch, lambda k, outcome, batch=batch: self._task_ended(batch[k], outcome, job))
+            outcomes = self.runtime.run_tasks(batch,
+                                              lambda k, outcome, batch=batch: self._task_ended(batch[k], outcome, job))
             retry: list[tuple[int, TaskSpec]] = []
             for (i, spec), outcome in zip(pending, outcomes):
                 error = outcome.error

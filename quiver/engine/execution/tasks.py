@@ -10,17 +10,24 @@ the shared block store, the Ray runtime in a worker over the blocks Ray hands it
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
 
 import pyarrow as pa
 
 from quiver.engine.core.errors import QuiverError
-from quiver.executors.cpu.shuffle import cut_by_range, output_partitions, partition_blocks
-from quiver.executors.blocks import BlockId, BlockReader
 from quiver.executors.base import TaskContext
+from quiver.executors.blocks import BlockId, BlockReader
+from quiver.executors.cpu.shuffle import cut_by_range, output_partitions, partition_blocks
 from quiver.planners.physical.nodes import (
-    CachedExec, CoalesceExec, KeyFilterExec, PhysicalPlan, RangePartitioning, ShuffleReadExec, UnionExec,
+    CachedExec,
+    CoalesceExec,
+    KeyFilterExec,
+    PhysicalPlan,
+    RangePartitioning,
+    ShuffleReadExec,
+    UnionExec,
 )
 
 Blocks = list[list[pa.RecordBatch]]
@@ -137,7 +144,7 @@ class StageTask:
         ctx.metrics.update(rows=0, bytes=0)
         return self.finish(ctx.partition, _counted(self.executor.execute(self.root, ctx.partition, ctx), ctx.metrics))
 
-    def without_placement(self) -> "StageTask":
+    def without_placement(self) -> StageTask:
         """The same task with every operator on the CPU (after a `DeviceFallback`)."""
         return StageTask(self.root, self.executor, self.finish)
 
@@ -239,5 +246,6 @@ class InputBlocks:
                               f"({len(self._blocks)} blocks)") from None
 
 
-__all__ = ["BlocksLost", "CutByRange", "InputBlocks", "ReturnResult", "StageTask", "TaskResources", "TaskRun", "TaskSpec",
+__all__ = ["BlocksLost", "CutByRange", "InputBlocks", "ReturnResult", "StageTask", "TaskResources", "TaskRun",
+           "TaskSpec",
            "WriteShuffle", "preorder", "stage_inputs", "stage_outputs"]

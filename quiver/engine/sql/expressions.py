@@ -12,27 +12,48 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
 
+from quiver.engine.analysis.analyzer import resolve_name
+from quiver.engine.analysis.generators import GENERATORS, MultiAlias
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ParseException
 from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, And, AttributeRef, BinaryArithmetic, CaseWhen, Cast, Comparison, Expr, In,
-    IsNotNull, IsNull, Literal, Negate, Not, Or, ScalarFunction, SortOrder, UnresolvedColumn, UnresolvedStar,
-    WINDOW_FUNCTIONS, contains_window, new_expr_id, transform_expr, transform_expr_down,
+    WINDOW_FUNCTIONS,
+    AggregateFunction,
+    Alias,
+    And,
+    AttributeRef,
+    BinaryArithmetic,
+    CaseWhen,
+    Cast,
+    Comparison,
+    Expr,
+    In,
+    IsNotNull,
+    IsNull,
+    Literal,
+    Negate,
+    Not,
+    Or,
+    ScalarFunction,
+    SortOrder,
+    UnresolvedColumn,
+    UnresolvedStar,
+    contains_window,
+    new_expr_id,
+    transform_expr,
+    transform_expr_down,
 )
-from quiver.engine.analysis.generators import GENERATORS
 from quiver.engine.core.plan import LogicalPlan
 from quiver.engine.core.subqueries import Exists, InSubquery, scalar_subquery
-from quiver.engine.analysis.generators import MultiAlias
-from quiver.engine.analysis.analyzer import resolve_name
 
 # Calls whose syntax is more than `name(arg, ...)`; every other call stays exp.Anonymous.
 _SPECIAL_SYNTAX = ("CAST", "TRY_CAST", "EXTRACT", "TRIM", "SUBSTRING", "SUBSTR")
@@ -369,14 +390,16 @@ class ExpressionTranslator:
 
     def _interval_arithmetic(self, node: exp.Binary, start: exp.Expression, interval: exp.Interval,
                              sign: int) -> Expr:
-        """`d + INTERVAL '3' MONTH`: a date stays a date (months clamped to the month's end), a timestamp moves in time."""
+        """`d + INTERVAL '3' MONTH`: a date stays a date (months clamped to the month's end), a timestamp
+        moves in time."""
         months, days, micros = interval_parts(interval, self)
         base = self.translate(start)
         call = ScalarFunction("interval_add", (base, Literal(sign * months, T.IntegerType()),
                                                Literal(sign * days, T.IntegerType()),
                                                Literal(sign * micros, T.LongType())))
         text = interval.sql(dialect="spark")
-        return SparkDisplay(call, (base,), "{} " + ("-" if sign < 0 else "+") + " " + text.replace("{", "{{").replace("}", "}}"))
+        return SparkDisplay(call, (base,),
+                            "{} " + ("-" if sign < 0 else "+") + " " + text.replace("{", "{{").replace("}", "}}"))
 
     def _comparison(self, node: exp.Binary, op: str) -> Expr:
         return Comparison(op, self.translate(node.this), self.translate(node.expression))
@@ -594,7 +617,8 @@ class ExpressionTranslator:
     def _subquery_plan(self, node: exp.Expression, what: str, columns: int | None) -> LogicalPlan:
         """The subquery's plan; `columns` is how many columns it must return (None: any)."""
         if self.subquery_plan is None:
-            raise self.unsupported(node, what, "subqueries are part of spark.sql() queries, not of F.expr() or filter(str)")
+            raise self.unsupported(node, what,
+                                   "subqueries are part of spark.sql() queries, not of F.expr() or filter(str)")
         plan = self.subquery_plan(node)
         if columns is not None and len(plan.output) != columns:
             want = "exactly one column" if columns == 1 else f"{columns} columns, one per value on the left of IN"
@@ -779,11 +803,13 @@ def _interval_unit(word: str) -> tuple[int, int, int] | None:
     return _INTERVAL_UNITS.get(word) or (_INTERVAL_UNITS.get(word[:-1]) if word.endswith("S") else None)
 
 
-def interval_parts(node: exp.Interval, exprs: "ExpressionTranslator") -> tuple[int, int, int]:
-    """An INTERVAL literal as (months, days, microseconds): `INTERVAL '90' DAY`, `INTERVAL 3 MONTHS`, `INTERVAL '1 year 2 days'`."""
+def interval_parts(node: exp.Interval, exprs: ExpressionTranslator) -> tuple[int, int, int]:
+    """An INTERVAL literal as (months, days, microseconds): `INTERVAL '90' DAY`, `INTERVAL 3 MONTHS`,
+    `INTERVAL '1 year 2 days'`."""
     value = node.this
     if not isinstance(value, exp.Literal):
-        raise exprs.unsupported(node, "an INTERVAL whose amount is not a literal", "use date_add(d, n) or add_months(d, n)")
+        raise exprs.unsupported(node, "an INTERVAL whose amount is not a literal",
+                                "use date_add(d, n) or add_months(d, n)")
     unit = node.args.get("unit")
     pairs = [(value.this, unit.name)] if unit is not None else _INTERVAL_PART.findall(str(value.this))
     if not pairs or (unit is None and _INTERVAL_PART.sub("", str(value.this)).strip()):

@@ -14,30 +14,50 @@ they are, so `session._df` re-analyzing the result costs nothing.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from quiver.engine.analysis import builder
 from quiver.engine.analysis.analyzer import (
-    analyze, outer_scope, resolve_expression, resolve_name, without_outer_scope,
+    analyze,
+    lateral_view,
+    outer_scope,
+    resolve_expression,
+    resolve_name,
+    without_outer_scope,
 )
+from quiver.engine.analysis.generators import MultiAlias, is_generator
+from quiver.engine.analysis.grouping_sets import grouping_sets_sql
 from quiver.engine.core.errors import AnalysisException, ParseException
 from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, AttributeRef, Expr, SortOrder, UnresolvedColumn, UnresolvedStar, WindowExpression,
-    contains_aggregate, contains_window, strip_alias, substitute_attributes,
+    AggregateFunction,
+    Alias,
+    AttributeRef,
+    Expr,
+    SortOrder,
+    UnresolvedColumn,
+    UnresolvedStar,
+    WindowExpression,
+    contains_aggregate,
+    contains_window,
+    strip_alias,
+    substitute_attributes,
 )
-from quiver.engine.analysis.analyzer import lateral_view
-from quiver.engine.analysis.generators import MultiAlias, is_generator
 from quiver.engine.core.plan import Filter, LogicalPlan, Project, SubqueryAlias, Union
 from quiver.engine.sql.expressions import (
-    ExpressionTranslator, display_name, name_select_item, parse_expression, parse_sql, sort_order,
+    ExpressionTranslator,
+    display_name,
+    name_select_item,
+    parse_expression,
+    parse_sql,
+    sort_order,
 )
 from quiver.engine.sql.pivot import pivot_relation
 from quiver.engine.sql.views import STATEMENTS, run_statement
 from quiver.engine.sql.windows import WindowInputs, aggregates_rows
-from quiver.engine.analysis.grouping_sets import grouping_sets_sql
 
 if TYPE_CHECKING:
     from quiver.engine.api.session import Session
@@ -57,7 +77,7 @@ _QUALIFY_COLUMN = "__quiver_qualify"
 _SORT_COLUMN = "__quiver_sort_{}"
 
 
-def sql_to_plan(session: "Session", query: str) -> LogicalPlan:
+def sql_to_plan(session: Session, query: str) -> LogicalPlan:
     """The plan of one Spark SQL query (SELECT, WITH, VALUES, set operations) over the session's temp views.
 
     A temp-view statement (CREATE VIEW, DROP VIEW, CACHE TABLE, ...) runs now and gives an empty plan.
@@ -80,7 +100,7 @@ def sql_to_plan(session: "Session", query: str) -> LogicalPlan:
 class QueryTranslator:
     """Turns the sqlglot tree of one query into an analyzed logical plan."""
 
-    def __init__(self, session: "Session", text: str):
+    def __init__(self, session: Session, text: str):
         self.session = session
         self.exprs = ExpressionTranslator(text, self._subquery)
         # The clause being translated: its input columns and WITH scopes, which a subquery in it can see.

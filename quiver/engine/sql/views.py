@@ -7,14 +7,15 @@ DataFrame API see one set of views.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from sqlglot import exp
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.analyzer import analyze
 from quiver.engine.api.dataframe import StorageLevel
+from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ParseException
 from quiver.engine.core.expressions import Alias, AttributeRef, new_expr_id
 from quiver.engine.core.plan import LocalRelation, LogicalPlan, Project
@@ -35,7 +36,7 @@ _VIEW_PROPERTIES = (exp.TemporaryProperty, exp.GlobalProperty, exp.SchemaComment
 STATEMENTS = (exp.Create, exp.Drop, exp.Cache, exp.Uncache)
 
 
-def run_statement(session: "Session", node: exp.Expression, plan_query: PlanQuery) -> LogicalPlan:
+def run_statement(session: Session, node: exp.Expression, plan_query: PlanQuery) -> LogicalPlan:
     """Run one CREATE VIEW / DROP VIEW / CACHE TABLE / UNCACHE TABLE statement; its (empty) result plan."""
     if isinstance(node, exp.Create):
         _create_view(session, node, plan_query)
@@ -57,7 +58,7 @@ def empty_result() -> LogicalPlan:
 # ---------------------------------------------------------------- CREATE / DROP VIEW
 
 
-def _create_view(session: "Session", node: exp.Create, plan_query: PlanQuery) -> None:
+def _create_view(session: Session, node: exp.Create, plan_query: PlanQuery) -> None:
     """CREATE [OR REPLACE] [GLOBAL] TEMPORARY VIEW name [(c1, c2)] AS query."""
     statement = node.sql(dialect="spark")
     kind = node.text("kind").upper()
@@ -115,7 +116,7 @@ def _with_column_names(plan: LogicalPlan, columns: list[str] | None, view: str) 
     return analyze(Project(plan, tuple(Alias(a, n) for a, n in zip(plan.output, names))))
 
 
-def _drop_views(session: "Session", node: exp.Drop) -> None:
+def _drop_views(session: Session, node: exp.Drop) -> None:
     """DROP VIEW [IF EXISTS] v (and DROP TABLE v, which drops a temp view of that name in Spark)."""
     kind = node.text("kind").upper()
     if kind not in ("VIEW", "TABLE"):
@@ -128,7 +129,7 @@ def _drop_views(session: "Session", node: exp.Drop) -> None:
             del session._views[key]
 
 
-def _existing_view(session: "Session", table: exp.Table, missing_ok: bool, what: str) -> str | None:
+def _existing_view(session: Session, table: exp.Table, missing_ok: bool, what: str) -> str | None:
     """The session key of the temp view `table` names; None, or an error naming the views, when there is none."""
     database = table.text("db")
     key = table.name.lower()
@@ -144,7 +145,7 @@ def _existing_view(session: "Session", table: exp.Table, missing_ok: bool, what:
 # ---------------------------------------------------------------- CACHE / UNCACHE TABLE
 
 
-def _cache_table(session: "Session", node: exp.Cache, plan_query: PlanQuery) -> None:
+def _cache_table(session: Session, node: exp.Cache, plan_query: PlanQuery) -> None:
     """CACHE [LAZY] TABLE v [OPTIONS ('storageLevel' 'DISK_ONLY')] [[AS] query]; eager unless LAZY, as in Spark."""
     table = node.this
     level = _storage_level(node)
@@ -173,7 +174,7 @@ def _storage_level(node: exp.Cache) -> str:
     return level
 
 
-def _uncache_table(session: "Session", node: exp.Uncache) -> None:
+def _uncache_table(session: Session, node: exp.Uncache) -> None:
     """UNCACHE TABLE [IF EXISTS] v."""
     key = _existing_view(session, node.this, missing_ok=bool(node.args.get("exists")), what="UNCACHE TABLE")
     if key is not None:

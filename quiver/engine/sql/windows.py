@@ -9,22 +9,38 @@ split of a GROUP BY query whose windows read aggregates.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 from sqlglot import exp
 
+from quiver.engine.analysis.builder import (
+    CURRENT_ROW,
+    UNBOUNDED_FOLLOWING,
+    UNBOUNDED_PRECEDING,
+    Frame,
+    window_expression,
+)
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ParseException
 from quiver.engine.core.expressions import (
-    WINDOW_FUNCTIONS, AggregateFunction, Alias, Expr, Literal, SortOrder, UnresolvedColumn, WindowExpression,
-    WindowFunction, contains_window,
+    WINDOW_FUNCTIONS,
+    AggregateFunction,
+    Alias,
+    Expr,
+    Literal,
+    SortOrder,
+    UnresolvedColumn,
+    WindowExpression,
+    WindowFunction,
+    contains_window,
 )
 from quiver.engine.sql.expressions import (
-    UNSUPPORTED_WINDOW_FUNCTIONS, ExpressionTranslator, SparkDisplay, sort_order, strip_display,
-)
-from quiver.engine.analysis.builder import (
-    CURRENT_ROW, UNBOUNDED_FOLLOWING, UNBOUNDED_PRECEDING, Frame, window_expression,
+    UNSUPPORTED_WINDOW_FUNCTIONS,
+    ExpressionTranslator,
+    SparkDisplay,
+    sort_order,
+    strip_display,
 )
 
 _NO_ARGUMENT_FUNCTIONS = frozenset({"row_number", "rank", "dense_rank", "percent_rank", "cume_dist"})

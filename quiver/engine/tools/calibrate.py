@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import ConfigurationError
 from quiver.engine.core.expressions import (
@@ -38,15 +39,13 @@ from quiver.engine.core.expressions import (
     SortOrder,
     new_expr_id,
 )
-from quiver.planners.cost import OPERATORS, DeviceProfile, OperatorCost
-from quiver.executors.cpu.evaluate import filter_batch
-from quiver.executors.cpu.evaluate import evaluate_array
 from quiver.executors.cpu.aggregate import aggregate_partition
-from quiver.planners.physical.nodes import AggregateCall
+from quiver.executors.cpu.evaluate import evaluate_array, filter_batch
 from quiver.executors.cpu.join import stream_hash_join
-from quiver.executors.cpu.sort import sort_indices
-from quiver.executors.cpu.sort import top_k_indices
 from quiver.executors.cpu.partitioning import hash_partition_ids, split_by_ids
+from quiver.executors.cpu.sort import sort_indices, top_k_indices
+from quiver.planners.cost import OPERATORS, DeviceProfile, OperatorCost
+from quiver.planners.physical.nodes import AggregateCall
 
 FIT_SIZES = (1 << 14, 1 << 16, 1 << 18, 1 << 20)
 # between the fitted sizes, and one past the largest: placement extrapolates too
@@ -60,7 +59,7 @@ PROBE_BATCH_ROWS = 1 << 16
 EXCHANGE_PARTITIONS = 8
 TOPK = 100
 # Which OperatorCost terms each operator's fit may use; the rest stay 0.
-TERMS = {op: ("fixed", "per_row", "per_byte") for op in OPERATORS}
+TERMS = dict.fromkeys(OPERATORS, ("fixed", "per_row", "per_byte"))
 TERMS["aggregate"] = ("fixed", "per_row", "per_byte", "per_group")
 TERMS["join_probe"] = ("fixed", "per_row", "per_byte", "per_build_row")
 
@@ -323,7 +322,8 @@ def measure(sizes: Sequence[int], repeats: int = 3, operators: Iterable[str] = O
         data = Inputs(seed, folder)
         for op, variant in itertools.product(operators, variants):
             CASES[op](Inputs(seed, folder), variant, 256).run()  # the first call may compile or import
-        cases = [CASES[op](data, variant, int(rows)) for op, variant, rows in itertools.product(operators, variants, sizes)]
+        cases = [CASES[op](data, variant, int(rows))
+                 for op, variant, rows in itertools.product(operators, variants, sizes)]
         return time_cases(cases, repeats, CLOCKS[clock], data.rng)
 
 

@@ -22,7 +22,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+
 from quiver.engine.core import types as T
+from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.core.expressions import Comparison, Literal
 from quiver.engine.tools.calibrate import (
     DEFAULT_REPEATS,
     EXCHANGE_PARTITIONS,
@@ -47,8 +50,7 @@ from quiver.engine.tools.calibrate import (
     time_cases,
     write_profile,
 )
-from quiver.engine.core.errors import ConfigurationError
-from quiver.engine.core.expressions import Comparison, Literal
+from quiver.executors.device.gpu import GpuExecutor
 from quiver.executors.device.kernels import (
     DeviceBatch,
     evaluate,
@@ -63,9 +65,8 @@ from quiver.executors.device.kernels import (
     to_device,
     top_k_indices,
 )
-from quiver.planners.cost import DeviceProfile, OperatorCost
-from quiver.executors.device.gpu import GpuExecutor
 from quiver.executors.device.npu import NpuExecutor
+from quiver.planners.cost import DeviceProfile, OperatorCost
 
 DEVICE_KINDS = ("gpu", "npu")
 EMULATED_NOTE = "numpy standing in for the device: not the device's speed"

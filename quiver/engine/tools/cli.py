@@ -9,13 +9,13 @@ import math
 import sys
 import time
 from collections.abc import Sequence
+
 import quiver
-from quiver.engine.tools.submit import SubmitError, split_setting
-from quiver.engine.tools.submit import sql_statements
-from quiver.engine.tools import calibrate as C
 from quiver.engine.core.conf import parse_devices
 from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.tools import calibrate as C
 from quiver.engine.tools import calibrate_device as D
+from quiver.engine.tools.submit import SubmitError, split_setting, sql_statements
 from quiver.planners.cost import load_profile, shipped_profiles
 
 DEFAULT_PROFILE_PATH = "cpu-calibrated.json"

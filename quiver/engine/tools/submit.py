@@ -15,10 +15,10 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from quiver.engine.api.session import set_submit_defaults
-from quiver.pyspark_modules import use_as_pyspark
+
 import quiver
-from quiver.engine.api.session import Session
+from quiver.engine.api.session import Session, set_submit_defaults
+from quiver.pyspark_modules import use_as_pyspark
 
 # Options spark-submit takes that describe a cluster's executors; recorded as conf, as Spark does.
 _RESOURCE_CONF = {

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import format_double
 

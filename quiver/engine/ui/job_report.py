@@ -13,9 +13,9 @@ import re
 import time
 from pathlib import Path
 
+from quiver.engine.execution.scheduler import JobMetrics, TaskMetrics
 from quiver.engine.ui.device_colours import DEVICE_COLOURS, FAILED_COLOUR, task_kind
 from quiver.engine.ui.progress import format_bytes, format_rows
-from quiver.engine.execution.scheduler import JobMetrics, TaskMetrics
 
 LANE_HEIGHT = 22
 LANE_GAP = 4
@@ -167,7 +167,8 @@ def _task_bar(task: TaskMetrics, origin: float, scale: float, y: float) -> str:
             if w > 7 * len(label) + 6 else "")
     return (f'<g><rect class="task" data-stage="{task.stage_id}" data-partition="{task.partition}" '
             f'data-attempt="{task.attempt}" data-device="{kind}" x="{x:.1f}" y="{y + 1}" width="{w:.1f}" '
-            f'height="{LANE_HEIGHT - 2}" rx="2" fill="{fill}"{stroke}><title>{html.escape(tip)}</title></rect>{text}</g>')
+            f'height="{LANE_HEIGHT - 2}" rx="2" '
+            f'fill="{fill}"{stroke}><title>{html.escape(tip)}</title></rect>{text}</g>')
 
 
 def _stage_table(job: JobMetrics) -> str:

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import graphviz
-from quiver.engine.ui.device_colours import DEVICE_COLOURS
+
 from quiver.engine.core.errors import QuiverError
+from quiver.engine.ui.device_colours import DEVICE_COLOURS
 from quiver.executors.base import Device
 from quiver.planners.physical import nodes as P
 

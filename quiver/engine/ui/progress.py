@@ -17,8 +17,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from quiver.engine.ui.device_colours import DEVICE_COLOURS, device_kind
 from quiver.engine.execution.scheduler import JobListener, JobMetrics, StageMetrics, TaskMetrics
+from quiver.engine.ui.device_colours import DEVICE_COLOURS, device_kind
 
 
 def format_bytes(n: float) -> str:
@@ -154,7 +154,8 @@ def progress_html(job: JobMetrics) -> str:
                     f"<td>{format_rows(stage.rows)}</td><td>{format_bytes(stage.bytes)}</td>"
                     f"<td>{html.escape(_devices(stage))}</td><td>{_stage_seconds(stage):.1f} s</td></tr>")
     state = "failed" if job.error else ("done" if job.seconds else "running")
-    head = "<tr><th>stage</th><th>progress</th><th>tasks</th><th>rows</th><th>bytes</th><th>devices</th><th>time</th></tr>"
+    head = ("<tr><th>stage</th><th>progress</th><th>tasks</th><th>rows</th><th>bytes</th><th>devices</th>"
+            "<th>time</th></tr>")
     elapsed = job.seconds or time.time() - job.started
     return (f'<div class="quiver-progress"><b>Job {job.job_id}</b> · {state} · {elapsed:.1f} s'
             f'<table style="font-size:12px">{head}{"".join(rows)}</table></div>')
@@ -191,7 +192,8 @@ class ProgressListener(JobListener):
         self.conf = conf
         self._console = console
         self._view: Any = None
-        # Jobs started and not yet ended: a job run from inside another (a cache filled mid-job) adds to the outer one's display.
+        # Jobs started and not yet ended: a job run from inside another (a cache filled mid-job) adds to the
+        # outer one's display.
         self._depth = 0
 
     def _choose(self) -> Any:

@@ -8,10 +8,9 @@ table in memory; a final aggregate groups its partition's states, which the shuf
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Iterator
-
 import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -35,8 +34,7 @@ from quiver.executors.cpu.batch_chunks import table_chunks
 from quiver.executors.cpu.decimal import decimal_average
 from quiver.executors.cpu.dictionary_eval import is_dictionary_encoded
 from quiver.executors.cpu.evaluate import evaluate_array
-from quiver.executors.cpu.hashing import hash_columns
-from quiver.executors.cpu.hashing import canonical_floats
+from quiver.executors.cpu.hashing import canonical_floats, hash_columns
 
 _ALL = pc.ScalarAggregateOptions(skip_nulls=False, min_count=0)
 _SKIP = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
@@ -187,12 +185,13 @@ def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple
         # Keys in runs (clustered data) are aggregated run by run, without a hash table, while they last.
         runs = run_states(first, len(keys), steps)
 
-        def stream(segment: _Segment = segment, first: pa.RecordBatch = runs or first) -> Iterator[pa.RecordBatch]:
+        def stream(segment: _Segment = segment, first: pa.RecordBatch = runs or first,
+                   in_runs: bool = runs is not None) -> Iterator[pa.RecordBatch]:
             nonlocal pending
             yield first
             for batch in rows:
                 prepared = segment.prepare(batch)
-                if prepared is not None and runs is not None:
+                if prepared is not None and in_runs:
                     prepared = run_states(prepared, len(keys), steps)
                 if prepared is None:
                     pending = batch
@@ -333,7 +332,8 @@ def _group(source: pa.Table | pa.RecordBatchReader, nkeys: int, steps: list[_Ste
         node = acero.Declaration("table_source", acero.TableSourceNodeOptions(source))
     else:
         node = acero.Declaration("record_batch_reader_source", acero.RecordBatchReaderSourceNodeOptions(source))
-    plan = acero.Declaration.from_sequence([node, acero.Declaration("aggregate", acero.AggregateNodeOptions(aggs, keys=key_names))])
+    plan = acero.Declaration.from_sequence([node, acero.Declaration("aggregate",
+                                                                    acero.AggregateNodeOptions(aggs, keys=key_names))])
     out = plan.to_table(use_threads=False)
     return out.select(key_names[:nkeys] + [s.output for s in steps])
 

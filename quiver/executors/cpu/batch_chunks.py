@@ -19,7 +19,8 @@ import pyarrow as pa
 CHUNK_ROWS = 1 << 20
 
 
-def table_chunks(batches: Iterable[pa.RecordBatch], schema: pa.Schema, min_rows: int = CHUNK_ROWS) -> Iterator[pa.Table]:
+def table_chunks(batches: Iterable[pa.RecordBatch], schema: pa.Schema,
+                 min_rows: int = CHUNK_ROWS) -> Iterator[pa.Table]:
     """The batches in order as tables of at least `min_rows` rows (the last one may hold fewer);
     nothing for an input without rows. The batches are referenced, not copied."""
     pending: list[pa.RecordBatch] = []

@@ -489,7 +489,8 @@ def _mask_null_where(values: pa.Array, condition: pa.Array) -> pa.Array:
 
 def _rescale(arr: pa.Array, scale: int) -> pa.Array:
     """The same unscaled integers read at another scale: multiplies by 10^(old - new) without arithmetic."""
-    return pa.Array.from_buffers(pa.decimal128(arr.type.precision, scale), len(arr), arr.buffers(), arr.null_count, arr.offset)
+    return pa.Array.from_buffers(pa.decimal128(arr.type.precision, scale), len(arr), arr.buffers(), arr.null_count,
+                                 arr.offset)
 
 
 def _integral_to_binary(arr: pa.Array, src: T.DataType) -> pa.Array:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
     AttributeRef,

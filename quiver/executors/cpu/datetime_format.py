@@ -188,7 +188,8 @@ def parse_timestamp(strings: pa.Array, today_days: int | None = None) -> pa.Arra
     return _timestamp_array(micros, valid)
 
 
-def _merge_struct(base: pa.StructArray, other: pa.StructArray, take_other: np.ndarray, names: tuple[str, ...]) -> pa.StructArray:
+def _merge_struct(base: pa.StructArray, other: pa.StructArray, take_other: np.ndarray,
+                  names: tuple[str, ...]) -> pa.StructArray:
     mask = pa.array(take_other)
     fields = [pc.if_else(mask, other.field(n), base.field(n)) for n in names]
     return pa.StructArray.from_arrays(fields, names=list(names))
@@ -245,7 +246,8 @@ def tokenize(pattern: str, function: str) -> list[_Token]:
             tokens.append(_Token(ch, j - i))
             i = j
         elif ch in "[]{}#":
-            raise QuiverError(f"{function}: {ch!r} in datetime pattern {pattern!r} is not supported; quote it as '{ch}'")
+            raise QuiverError(f"{function}: {ch!r} in datetime pattern {pattern!r} is not supported; "
+                              f"quote it as '{ch}'")
         else:
             tokens.append(_Token("", 0, ch))
             i += 1

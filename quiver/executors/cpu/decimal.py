@@ -72,7 +72,8 @@ def largest_magnitude(values: np.ndarray) -> int:
     return max(abs(int(values.max())), abs(int(values.min()))) if len(values) else 0
 
 
-def _as_decimal128(unscaled: np.ndarray, validity: pa.Buffer | None, null_count: int, out: pa.Decimal128Type) -> pa.Array:
+def _as_decimal128(unscaled: np.ndarray, validity: pa.Buffer | None, null_count: int,
+                   out: pa.Decimal128Type) -> pa.Array:
     """A decimal128 array of `out` whose values are `unscaled`, sign-extended to 128 bits."""
     words = np.empty((len(unscaled), 2), dtype=np.int64)
     words[:, 0] = unscaled
@@ -192,8 +193,9 @@ def multiply(left: FixedPoint, right: FixedPoint) -> FixedPoint | None:
 
 
 def conform(value: FixedPoint, to) -> FixedPoint | None:
-    """`value` at `to`'s scale (`to` a decimal type, Arrow's or Quiver's) (rounding half away from zero, as Spark's HALF_UP), or None when some
-    value has more digits than `to.precision` allows (Spark's null, left to the exact path)."""
+    """`value` at `to`'s scale (`to` a decimal type, Arrow's or Quiver's) (rounding half away from zero, as
+    Spark's HALF_UP), or None when some value has more digits than `to.precision` allows (Spark's null, left
+    to the exact path)."""
     if value.scale > to.scale:
         digits = value.scale - to.scale
         values = value.values

@@ -7,11 +7,11 @@ column is needed.
 from __future__ import annotations
 
 import decimal
-from typing import Union
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import (
@@ -33,14 +33,14 @@ from quiver.engine.core.expressions import (
     PythonUDF,
     ScalarFunction,
 )
+from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.conjuncts import filter_by_conjuncts
 from quiver.executors.cpu.decimal import int64_decimal_arithmetic
 from quiver.executors.cpu.fixed_point import fixed_point_comparison, fixed_point_decimal
-from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.kernels import KERNELS
 from quiver.executors.cpu.python_udf import evaluate_python_udf
 
-Value = Union[pa.Array, pa.ChunkedArray, pa.Scalar]
+Value = pa.Array | pa.ChunkedArray | pa.Scalar
 
 _COMPARE = {"=": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}
 

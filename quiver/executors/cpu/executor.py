@@ -5,25 +5,25 @@ streams batch by batch; only blocking operators (aggregate, join, sort) hold a p
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 
-from quiver.executors.cpu.shuffle import read_shuffle
-from quiver.executors.blocks import BlockId
-from quiver.executors.cpu.aggregate import aggregate_partition
 from quiver.connectors.arrow_predicate import exact_arrow_expression, to_arrow_predicate
 from quiver.executors.base import Device, TaskContext
+from quiver.executors.blocks import BlockId
+from quiver.executors.cpu.aggregate import aggregate_partition
 from quiver.executors.cpu.dictionary_eval import decode_dictionaries, filter_encoded_batch, is_dictionary_encoded
 from quiver.executors.cpu.evaluate import evaluate_array, filter_batch
+from quiver.executors.cpu.generate import generate_batch
 from quiver.executors.cpu.join import join_tables, stream_hash_join
 from quiver.executors.cpu.kernels.row_position import bind_row_position, uses_row_position
+from quiver.executors.cpu.map_batches import map_partition
+from quiver.executors.cpu.shuffle import read_shuffle
 from quiver.executors.cpu.sort import sort_indices, top_k_indices
 from quiver.executors.cpu.window import compute_windows
 from quiver.planners.physical import nodes as P
-from quiver.executors.cpu.generate import generate_batch
-from quiver.executors.cpu.map_batches import map_partition
 
 RANGE_BATCH_ROWS = 1 << 16
 
@@ -191,9 +191,11 @@ class CpuExecutor:
 
     # ---------------------------------------------------------- blocking
 
-    def _HashAggregateExec(self, plan: P.HashAggregateExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+    def _HashAggregateExec(self, plan: P.HashAggregateExec, partition: int,
+                           ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         # A partial aggregate groups string keys by their dictionary codes (quiver/executors/cpu/aggregate_inputs.py).
-        child = self._encoded(plan.child, partition, ctx) if plan.mode == "partial" else self.execute(plan.child, partition, ctx)
+        child = self._encoded(plan.child, partition, ctx) if plan.mode == "partial" else self.execute(plan.child,
+                                                                                                      partition, ctx)
         yield from aggregate_partition(child, plan.keys, plan.calls, plan.mode)
 
     def _KeyFilterExec(self, plan: P.KeyFilterExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
@@ -231,7 +233,8 @@ class CpuExecutor:
         out = join_tables(left, right, plan.how, plan.left_keys, plan.right_keys, plan.residual, plan.output)
         yield from out.to_batches()
 
-    def _NestedLoopJoinExec(self, plan: P.NestedLoopJoinExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+    def _NestedLoopJoinExec(self, plan: P.NestedLoopJoinExec, partition: int,
+                            ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         left = self._table(plan.left, partition, ctx)
         right = self._table(plan.right, partition, ctx)
         out = join_tables(left, right, plan.how, (), (), plan.condition, plan.output)

@@ -15,6 +15,7 @@ import decimal
 
 import numpy as np
 import pyarrow as pa
+
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
     Alias,
@@ -77,7 +78,8 @@ def fixed_point_comparison(expr: Comparison, batch: pa.RecordBatch, memo: dict |
         return None
     memo = {} if memo is None else memo
     left, right = _evaluate(expr.left, batch, memo), _evaluate(expr.right, batch, memo)
-    if left is None or right is None or not (isinstance(left.values, np.ndarray) or isinstance(right.values, np.ndarray)):
+    if left is None or right is None or not (isinstance(left.values, np.ndarray)
+                                             or isinstance(right.values, np.ndarray)):
         return None
     scale = max(left.scale, right.scale)
     left, right = rescaled(left, scale), rescaled(right, scale)

@@ -85,7 +85,8 @@ def hash_array(arr: pa.Array) -> np.ndarray:
     elif pa.types.is_null(t):
         return np.full(len(arr), _NULL_HASH, dtype=np.uint64)
     else:
-        hashed = hash_array(pc.cast(arr, pa.string()) if not pa.types.is_nested(t) else pa.array([str(v) for v in arr.to_pylist()]))
+        hashed = hash_array(pc.cast(arr, pa.string()) if not pa.types.is_nested(t)
+                            else pa.array([str(v) for v in arr.to_pylist()]))
     if arr.null_count:
         hashed = np.where(arr.is_null().to_numpy(zero_copy_only=False), _NULL_HASH, hashed)
     return hashed

@@ -7,8 +7,8 @@ are canonicalised first, so NaN matches NaN and -0.0 matches 0.0 as in Spark.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -49,7 +49,8 @@ def join_tables(
     return _assemble(left, right, how, li, ri, output)
 
 
-def _key_matches(left: pa.Table, right: pa.Table, lk: tuple[Expr, ...], rk: tuple[Expr, ...]) -> tuple[np.ndarray, np.ndarray]:
+def _key_matches(left: pa.Table, right: pa.Table, lk: tuple[Expr, ...], rk: tuple[Expr, ...]) -> tuple[np.ndarray,
+                                                                                                       np.ndarray]:
     lbatch = _as_batch(left)
     rbatch = _as_batch(right)
     lcols = {f"k{i}": evaluate_array(e, lbatch) for i, e in enumerate(lk)}
@@ -78,7 +79,7 @@ def _acero_join(left: pa.Table, right: pa.Table, how: str, lk: tuple[Expr, ...],
     """Acero's hash join with the payload carried through; None where Acero cannot carry a column type."""
     left, lnames = _with_keys(left, lk, "__lk")
     right, rnames = _with_keys(right, rk, "__rk")
-    for i, (a, b) in enumerate(zip(lnames, rnames)):
+    for a, b in zip(lnames, rnames):
         if left.schema.field(a).type != right.schema.field(b).type:
             right = right.set_column(right.schema.get_field_index(b), b,
                                      right.column(b).cast(left.schema.field(a).type))
@@ -232,7 +233,8 @@ def _all_pairs(n_left: int, n_right: int) -> tuple[np.ndarray, np.ndarray]:
     return li, ri
 
 
-def _apply_residual(left: pa.Table, right: pa.Table, li: np.ndarray, ri: np.ndarray, condition: Expr) -> tuple[np.ndarray, np.ndarray]:
+def _apply_residual(left: pa.Table, right: pa.Table, li: np.ndarray, ri: np.ndarray,
+                    condition: Expr) -> tuple[np.ndarray, np.ndarray]:
     keep_l, keep_r = [], []
     for start in range(0, len(li), PAIR_CHUNK):
         cl, cr = li[start:start + PAIR_CHUNK], ri[start:start + PAIR_CHUNK]
@@ -286,8 +288,8 @@ def _assemble(left: pa.Table, right: pa.Table, how: str, li: np.ndarray, ri: np.
         r_null.append(np.zeros(len(extra), bool))
     lt = left.take(_indices(np.concatenate(l_idx), np.concatenate(l_null)))
     rt = right.take(_indices(np.concatenate(r_idx), np.concatenate(r_null)))
-    columns = {n: c for n, c in zip(lt.column_names, lt.columns)}
-    columns.update({n: c for n, c in zip(rt.column_names, rt.columns)})
+    columns = dict(zip(lt.column_names, lt.columns))
+    columns.update(zip(rt.column_names, rt.columns))
     return pa.table([columns[a.internal_name] for a in output], names=[a.internal_name for a in output])
 
 

@@ -8,7 +8,8 @@ missing, unexpected or mistyped column fails the task with an error that names i
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import pyarrow as pa
 

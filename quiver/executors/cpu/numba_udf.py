@@ -7,8 +7,9 @@ result is null wherever any argument was (the combined validity is put back on a
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -82,7 +83,7 @@ class NumbaKernels:
         return self._compiled(self._cpu, "numba", self._key(arg_types),
                               lambda key: numba.vectorize([self._signature(key)], nopython=True)(self.func))
 
-    def cuda(self, arg_types: tuple[Any, ...]) -> "CudaKernel":
+    def cuda(self, arg_types: tuple[Any, ...]) -> CudaKernel:
         """The elementwise CUDA kernel for `arg_types`, compiled on first use."""
         from numba import cuda
 

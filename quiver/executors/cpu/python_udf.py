@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 

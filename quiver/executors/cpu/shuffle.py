@@ -8,7 +8,7 @@ batches, so the same steps run in a thread or in a Ray worker.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -18,7 +18,11 @@ from quiver.executors.cpu.evaluate import evaluate_array
 from quiver.executors.cpu.partitioning import hash_partition_ids, split_by_ids
 from quiver.executors.cpu.sort import choose_range_bounds, range_partition_ids
 from quiver.planners.physical.nodes import (
-    BroadcastPartitioning, HashPartitioning, RangePartitioning, RoundRobinPartitioning, SinglePartition,
+    BroadcastPartitioning,
+    HashPartitioning,
+    RangePartitioning,
+    RoundRobinPartitioning,
+    SinglePartition,
 )
 
 WRITE_CHUNK_ROWS = 1 << 16

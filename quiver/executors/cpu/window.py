@@ -13,7 +13,13 @@ import pyarrow.compute as pc
 
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import (
-    UNBOUNDED, AggregateFunction, Alias, Expr, SortOrder, WindowExpression, WindowFunction,
+    UNBOUNDED,
+    AggregateFunction,
+    Alias,
+    Expr,
+    SortOrder,
+    WindowExpression,
+    WindowFunction,
 )
 from quiver.executors.cpu.evaluate import evaluate_array
 from quiver.executors.cpu.sort import sort_indices
@@ -252,7 +258,8 @@ def _framed_aggregate(fn: AggregateFunction, batch: pa.RecordBatch, lo: np.ndarr
             pick = np.clip(pick, 0, max(len(valid) - 1, 0))
         taken = values.take(pa.array(pick))
         return pc.if_else(pa.array(none), pa.scalar(None, values.type), taken).cast(out_type)
-    raise QuiverError(f"aggregate {name} is not supported over a window frame; supported: count, sum, avg, min, max, first, last")
+    raise QuiverError(f"aggregate {name} is not supported over a window frame; supported: count, sum, avg, min, max, "
+                      "first, last")
 
 
 def _frame_sums(raw: np.ndarray, lo: np.ndarray, hi: np.ndarray, empty: np.ndarray, f: _Frames) -> np.ndarray:

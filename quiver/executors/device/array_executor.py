@@ -13,11 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
+
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import AttributeRef, Expr
-from quiver.executors.cpu.aggregate import finish_states, tracks_nan
 from quiver.executors.base import Device, DeviceFallback, TaskContext
+from quiver.executors.cpu.aggregate import finish_states, tracks_nan
+from quiver.executors.cpu.map_batches import map_partition
 from quiver.executors.device.kernels import (
     DeviceBatch,
     DeviceColumn,
@@ -35,7 +37,6 @@ from quiver.executors.device.kernels import (
     unsupported_reason,
 )
 from quiver.executors.device.kernels.concat import concat_batches
-from quiver.executors.cpu.map_batches import map_partition
 from quiver.planners.physical import nodes as P
 
 ARRAY_OPERATORS = frozenset({"FilterExec", "ProjectExec", "HashAggregateExec", "HashJoinExec", "SortExec", "TopKExec",
@@ -91,8 +92,10 @@ class ArrayExecutor:
         if isinstance(plan, P.MapInBatchesExec):
             # user code costs what it costs: it goes where its resource profile asks, never by estimate
             pin = P.device_pin(plan)
-            return None if pin == self.device.kind else \
-                f"the function given to mapIn{'Arrow' if plan.kind == 'arrow' else 'Pandas'} asks for no {self.device.kind}"
+            api = "Arrow" if plan.kind == "arrow" else "Pandas"
+            if pin == self.device.kind:
+                return None
+            return f"the function given to mapIn{api} asks for no {self.device.kind}"
         if name not in self.capabilities:
             return f"{name.removesuffix('Exec')} has no device kernel"
         for attr in plan.output:

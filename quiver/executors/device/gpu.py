@@ -7,9 +7,10 @@ the GPU profile, and the device says `(emulated)` wherever it is shown.
 from __future__ import annotations
 
 import array_api_compat.numpy as numpy_namespace
+
 from quiver.engine.core.errors import ConfigurationError
-from quiver.executors.device.array_executor import ArrayExecutor
 from quiver.executors.base import Device
+from quiver.executors.device.array_executor import ArrayExecutor
 
 
 class GpuExecutor(ArrayExecutor):

@@ -10,9 +10,10 @@ import functools
 from typing import Any
 
 import array_api_compat.numpy as numpy_namespace
+
 from quiver.engine.core.errors import ConfigurationError
-from quiver.executors.device.array_executor import ArrayExecutor
 from quiver.executors.base import Device
+from quiver.executors.device.array_executor import ArrayExecutor
 
 _CREATION = ("asarray", "zeros", "ones", "full", "empty", "arange", "zeros_like", "ones_like", "full_like",
              "empty_like", "eye", "linspace")

@@ -7,7 +7,7 @@ one-shot rule that changed the plan. The driver records which rules changed the 
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from quiver.engine.core.plan import LogicalPlan
 from quiver.planners.optimizer.collapse_projects import collapse_projects

@@ -20,7 +20,15 @@ from collections.abc import Iterator
 
 from quiver.engine.core.expressions import Alias, AttributeRef, Comparison, Expr, new_expr_id, split_conjuncts
 from quiver.engine.core.plan import (
-    Aggregate, Filter, Join, LogicalPlan, Project, SourceScan, SubqueryAlias, named_output, transform_down,
+    Aggregate,
+    Filter,
+    Join,
+    LogicalPlan,
+    Project,
+    SourceScan,
+    SubqueryAlias,
+    named_output,
+    transform_down,
 )
 from quiver.planners.statistics import estimate
 

@@ -7,10 +7,18 @@ from __future__ import annotations
 import pyarrow as pa
 
 from quiver.engine.core.expressions import (
-    Alias, And, AttributeRef, Expr, Literal, Or, PythonUDF, SortOrder, transform_expr,
+    AggregateFunction,
+    Alias,
+    And,
+    AttributeRef,
+    Expr,
+    Literal,
+    Or,
+    PythonUDF,
+    SortOrder,
+    transform_expr,
 )
 from quiver.engine.core.plan import LogicalPlan, transform_up
-from quiver.engine.core.expressions import AggregateFunction
 from quiver.executors.cpu.evaluate import evaluate
 
 _EMPTY = pa.RecordBatch.from_arrays([pa.array([None], pa.null())], names=["_"])

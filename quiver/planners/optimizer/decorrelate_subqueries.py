@@ -21,18 +21,46 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.analyzer import analyze, coerce
+from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, AttributeRef, CaseWhen, Comparison, Expr, IsNotNull, IsNull, Literal, Not, Or,
-    conjoin, split_conjuncts, substitute_attributes, transform_expr, transform_expr_down,
+    AggregateFunction,
+    Alias,
+    AttributeRef,
+    CaseWhen,
+    Comparison,
+    Expr,
+    IsNotNull,
+    IsNull,
+    Literal,
+    Not,
+    Or,
+    conjoin,
+    split_conjuncts,
+    substitute_attributes,
+    transform_expr,
+    transform_expr_down,
 )
 from quiver.engine.core.plan import (
-    Aggregate, Filter, Join, Limit, LogicalPlan, Project, Sort, SubqueryAlias, transform_up,
+    Aggregate,
+    Filter,
+    Join,
+    Limit,
+    LogicalPlan,
+    Project,
+    Sort,
+    SubqueryAlias,
+    transform_up,
 )
 from quiver.engine.core.subqueries import (
-    Exists, InSubquery, OuterReference, ScalarSubquery, SubqueryExpression, has_subquery, scalar_subquery,
+    Exists,
+    InSubquery,
+    OuterReference,
+    ScalarSubquery,
+    SubqueryExpression,
+    has_subquery,
+    scalar_subquery,
     subquery_expressions,
 )
 from quiver.planners.optimizer.constant_folding import fold_expression

@@ -57,7 +57,7 @@ class _Tree:
     stats: Estimate
 
     @staticmethod
-    def of(plan: LogicalPlan) -> "_Tree":
+    def of(plan: LogicalPlan) -> _Tree:
         return _Tree(plan, frozenset(a.expr_id for a in plan.output), estimate(plan))
 
     @property
@@ -138,7 +138,8 @@ def _order(items: list[LogicalPlan], conditions: list[Expr]) -> LogicalPlan:
 
 
 def _between(a: _Tree, b: _Tree, classes: list[list[AttributeRef]], others: list[Expr]) -> Expr | None:
-    """The condition joining `a` and `b`: one equality per shared equivalence class, and the other conjuncts they cover."""
+    """The condition joining `a` and `b`: one equality per shared equivalence class, and the other conjuncts
+    they cover."""
     parts: list[Expr] = []
     for members in classes:
         left = [m for m in members if m.expr_id in a.ids]

@@ -13,10 +13,25 @@ from __future__ import annotations
 from dataclasses import replace
 
 from quiver.engine.core.expressions import (
-    Alias, AttributeRef, Expr, conjoin, split_conjuncts, substitute_attributes,
+    Alias,
+    AttributeRef,
+    Expr,
+    conjoin,
+    split_conjuncts,
+    substitute_attributes,
 )
 from quiver.engine.core.plan import (
-    Aggregate, BroadcastHint, Filter, Generate, Join, LogicalPlan, Project, Sort, SourceScan, SubqueryAlias, Union,
+    Aggregate,
+    BroadcastHint,
+    Filter,
+    Generate,
+    Join,
+    LogicalPlan,
+    Project,
+    Sort,
+    SourceScan,
+    SubqueryAlias,
+    Union,
     transform_down,
 )
 

@@ -10,8 +10,25 @@ from dataclasses import replace
 
 from quiver.engine.core.expressions import AttributeRef
 from quiver.engine.core.plan import (
-    Aggregate, Filter, Join, Limit, LocalRelation, LogicalPlan, MapInBatches, Offset, Project, RangeRelation, Sort,
-    DeviceHint, Repartition, SourceScan, SubqueryAlias, Union, Window, BroadcastHint, Generate,
+    Aggregate,
+    BroadcastHint,
+    DeviceHint,
+    Filter,
+    Generate,
+    Join,
+    Limit,
+    LocalRelation,
+    LogicalPlan,
+    MapInBatches,
+    Offset,
+    Project,
+    RangeRelation,
+    Repartition,
+    Sort,
+    SourceScan,
+    SubqueryAlias,
+    Union,
+    Window,
 )
 from quiver.planners.statistics import row_width
 

@@ -6,12 +6,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, AttributeRef, Expr, SortOrder,
-)
 from quiver.engine.core import plan as L
+from quiver.engine.core.expressions import (
+    AggregateFunction,
+    Alias,
+    AttributeRef,
+    Expr,
+    SortOrder,
+)
 from quiver.engine.core.tree import TreeNode
-
 
 # ---------------------------------------------------------------- partitioning
 
@@ -288,7 +291,7 @@ class HashJoinExec(PhysicalPlan):
         return self.right.num_partitions if self.strategy == "broadcast-left" else self.left.num_partitions
 
     def node_string(self) -> str:
-        keys = ", ".join(f"{l.sql()} = {r.sql()}" for l, r in zip(self.left_keys, self.right_keys))
+        keys = ", ".join(f"{lk.sql()} = {rk.sql()}" for lk, rk in zip(self.left_keys, self.right_keys))
         extra = f" AND {self.residual.sql()}" if self.residual is not None else ""
         name = "BroadcastHashJoin" if self.strategy.startswith("broadcast") else "ShuffledHashJoin"
         notes = [self.reason] if self.reason else []
@@ -530,4 +533,5 @@ class ShuffleReadExec(PhysicalPlan):
         return self.partitions
 
     def node_string(self) -> str:
-        return f"{'BroadcastRead' if self.broadcast else 'ShuffleRead'} stage={self.stage_id} partitions={self.partitions}"
+        name = "BroadcastRead" if self.broadcast else "ShuffleRead"
+        return f"{name} stage={self.stage_id} partitions={self.partitions}"

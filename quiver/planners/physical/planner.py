@@ -10,25 +10,57 @@ Data's planner does: a new logical operator is planned by adding its function to
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
-
-from quiver.engine.core.errors import QuiverError
-from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, AttributeRef, Comparison, Expr, IsNull, Literal, ScalarFunction, conjoin, new_expr_id, split_conjuncts,
-)
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
-from quiver.planners.statistics import estimate, row_width
-
-from quiver.planners.physical.nodes import (
-    AggregateCall, BroadcastPartitioning, CachedExec, CoalesceExec, ExchangeExec, FilterExec, GenerateExec,
-    HashAggregateExec, HashJoinExec, HashPartitioning, KeyFilterExec, LimitExec, LocalTableExec,
-    MapInBatchesExec, NestedLoopJoinExec, OffsetExec, PhysicalPlan, ProjectExec, RangeExec, RangePartitioning,
-    RoundRobinPartitioning, ScanExec, SinglePartition, SortExec, TopKExec, UnionExec, WindowExec, estimated_size,
+from quiver.engine.core.errors import QuiverError
+from quiver.engine.core.expressions import (
+    AggregateFunction,
+    Alias,
+    AttributeRef,
+    Comparison,
+    Expr,
+    IsNull,
+    Literal,
+    ScalarFunction,
+    conjoin,
+    new_expr_id,
+    split_conjuncts,
 )
-
+from quiver.planners.physical.nodes import (
+    AggregateCall,
+    BroadcastPartitioning,
+    CachedExec,
+    CoalesceExec,
+    ExchangeExec,
+    FilterExec,
+    GenerateExec,
+    HashAggregateExec,
+    HashJoinExec,
+    HashPartitioning,
+    KeyFilterExec,
+    LimitExec,
+    LocalTableExec,
+    MapInBatchesExec,
+    NestedLoopJoinExec,
+    OffsetExec,
+    PhysicalPlan,
+    ProjectExec,
+    RangeExec,
+    RangePartitioning,
+    RoundRobinPartitioning,
+    ScanExec,
+    SinglePartition,
+    SortExec,
+    TopKExec,
+    UnionExec,
+    WindowExec,
+    estimated_size,
+)
+from quiver.planners.statistics import estimate, row_width
 
 # ---------------------------------------------------------------- planning
 
@@ -64,7 +96,8 @@ def output_partitioning(plan: PhysicalPlan) -> Any | None:
         return part
     if isinstance(plan, HashAggregateExec) and plan.mode != "partial":
         return output_partitioning(plan.child)
-    if isinstance(plan, HashJoinExec) and plan.strategy == "shuffle" and plan.how in ("inner", "left", "left_semi", "left_anti"):
+    if isinstance(plan, HashJoinExec) and plan.strategy == "shuffle" and plan.how in ("inner", "left", "left_semi",
+                                                                                      "left_anti"):
         return output_partitioning(plan.left)
     return None
 
@@ -497,16 +530,16 @@ def _null_safe_keys(c: Comparison, left_ids: set[int], right_ids: set[int]):
     """`l <=> r` as two ordinary keys, (coalesce(x, zero), x IS NULL), so a hash join can match nulls."""
     lr, rr = c.left.references(), c.right.references()
     if lr and rr and lr <= left_ids and rr <= right_ids:
-        l, r = c.left, c.right
+        lhs, rhs = c.left, c.right
     elif lr and rr and lr <= right_ids and rr <= left_ids:
-        l, r = c.right, c.left
+        lhs, rhs = c.right, c.left
     else:
         return None
-    zero = _zero_of(l.dtype)
-    if zero is None or l.dtype != r.dtype:
+    zero = _zero_of(lhs.dtype)
+    if zero is None or lhs.dtype != rhs.dtype:
         return None
-    return ((ScalarFunction("coalesce", (l, zero)), IsNull(l)),
-            (ScalarFunction("coalesce", (r, zero)), IsNull(r)))
+    return ((ScalarFunction("coalesce", (lhs, zero)), IsNull(lhs)),
+            (ScalarFunction("coalesce", (rhs, zero)), IsNull(rhs)))
 
 
 def _zero_of(t) -> Literal | None:

@@ -4,9 +4,12 @@ analyzed plan (`df._plan`), which is the analyzer's output."""
 from __future__ import annotations
 
 import pytest
+
+from quiver import AnalysisException, Window
+from quiver import functions as F
+from quiver.engine.analysis.analyzer import analyze, resolve_name
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
-from quiver.engine.analysis.analyzer import analyze, resolve_name
 from quiver.engine.core.expressions import (
     AttributeRef,
     Cast,
@@ -16,9 +19,6 @@ from quiver.engine.core.expressions import (
     WindowExpression,
     new_expr_id,
 )
-
-from quiver import AnalysisException, Window
-from quiver import functions as F
 
 SCHEMA = "id INT, name STRING, salary DOUBLE, dept BIGINT"
 ROWS = [(1, "a", 10.0, 1), (2, "b", 20.0, 1), (3, "c", None, 2)]
@@ -120,7 +120,8 @@ def test_resolve_name_prefers_an_exact_case_match():
     upper = AttributeRef("A", T.IntegerType(), True, new_expr_id())
     assert resolve_name(("A",), (lower, upper)) is upper
     assert resolve_name(("a",), (lower, upper)) is lower
-    twins = (AttributeRef("A", T.IntegerType(), True, new_expr_id()), AttributeRef("A", T.IntegerType(), True, new_expr_id()))
+    twins = (AttributeRef("A", T.IntegerType(), True, new_expr_id()),
+             AttributeRef("A", T.IntegerType(), True, new_expr_id()))
     with pytest.raises(AnalysisException, match="'a' is ambiguous"):
         resolve_name(("a",), twins)
 

@@ -11,8 +11,16 @@ from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, UnresolvedColumnError
 from quiver.engine.core.expressions import (
-    AggregateFunction, Alias, Cast, Comparison, Literal, ScalarFunction, SortOrder, UnresolvedColumn,
-    WindowExpression, WindowFunction,
+    AggregateFunction,
+    Alias,
+    Cast,
+    Comparison,
+    Literal,
+    ScalarFunction,
+    SortOrder,
+    UnresolvedColumn,
+    WindowExpression,
+    WindowFunction,
 )
 
 

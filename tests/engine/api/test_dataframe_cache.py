@@ -8,10 +8,10 @@ import threading
 
 import pyarrow as pa
 import pytest
-from quiver.connectors.base import SourceStatistics
 
 from quiver import StorageLevel
 from quiver import functions as F
+from quiver.connectors.base import SourceStatistics
 
 
 class CountingSource:

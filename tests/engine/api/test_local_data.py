@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from quiver.engine.api.local_data import infer_type, to_arrow_table
 
 from quiver import AnalysisException, Row
+from quiver.engine.api.local_data import infer_type, to_arrow_table
 
 
 def _rows(spark_rows) -> list:
@@ -113,9 +113,12 @@ def test_declared_timestamp_ntz_is_kept_like_pyspark(spark, pyspark_session):
 
 @pytest.mark.parametrize("data", [[(1,), (2.5,)], [(True,), (1,)]], ids=["int+float", "bool+int"])
 def test_mixed_types_in_a_column_are_rejected_like_pyspark(spark, pyspark_session, data):
-    with pytest.raises(Exception):
+    from pyspark.errors import PySparkException
+
+    with pytest.raises(PySparkException):
         pyspark_session.createDataFrame(data)
-    with pytest.raises(AnalysisException, match="column '_1' mixes values of type (bigint|boolean) and (double|bigint)"):
+    with pytest.raises(AnalysisException,
+                       match="column '_1' mixes values of type (bigint|boolean) and (double|bigint)"):
         spark.createDataFrame(data)
 
 

@@ -1,5 +1,6 @@
-"""User-defined functions (quiver/engine/api/udf.py, quiver/executors/cpu/python_udf.py, quiver/executors/cpu/numba_udf.py) and
-mapInArrow / mapInPandas (quiver/executors/cpu/map_batches.py), through the public API."""
+"""User-defined functions (quiver/engine/api/udf.py, quiver/executors/cpu/python_udf.py,
+quiver/executors/cpu/numba_udf.py) and mapInArrow / mapInPandas (quiver/executors/cpu/map_batches.py), through
+the public API."""
 from __future__ import annotations
 
 import datetime as dt
@@ -8,7 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from typing import Iterator
+from collections.abc import Iterator
 
 import pandas as pd
 import pyarrow as pa

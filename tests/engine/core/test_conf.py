@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+
 from quiver.engine.core.conf import (
     ALIASES,
     DEFAULTS,

@@ -65,12 +65,12 @@ def test_row_raises_where_pyspark_row_raises(op):
 
 def test_missing_attribute_error_lists_the_fields():
     with pytest.raises(AttributeError, match="'age'.*name, city"):
-        Row(name="a", city="b").age
+        _ = Row(name="a", city="b").age
 
 
 def test_row_is_read_only():
     r = Row(a=1)
-    with pytest.raises(Exception):
+    with pytest.raises(RuntimeError, match="read-only"):
         r.a = 2
     assert r.a == 1
 

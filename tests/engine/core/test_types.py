@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import ParseException
 
@@ -80,9 +81,10 @@ def test_ddl_parsing_matches_pyspark(pyspark_session, text):
     "array<int>>", "a int,",
 ])
 def test_malformed_ddl_raises_parse_exception_naming_the_text(pyspark_session, text):
+    from pyspark.errors import PySparkException
     from pyspark.sql.types import _parse_datatype_string
 
-    with pytest.raises(Exception):  # PySpark rejects it too
+    with pytest.raises(PySparkException):  # PySpark rejects it too
         _parse_datatype_string(text)
     with pytest.raises(ParseException) as err:
         T.parse_data_type(text)

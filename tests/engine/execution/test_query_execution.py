@@ -77,7 +77,7 @@ def test_each_step_runs_once_per_query(spark, monkeypatch):
         monkeypatch.setattr(query_execution, "PIPELINE", tuple(_counted(step, calls) for step in PIPELINE))
         rows = sorted(tuple(r) for r in query.collect())
         applied = [s.name for s in PIPELINE if not isinstance(s, (Analysis, Placement, FixedPoint))]
-        assert {name: calls[name] for name in applied} == {name: 1 for name in applied}
+        assert {name: calls[name] for name in applied} == dict.fromkeys(applied, 1)
         assert rows == [(0, 40), (1, 45)]
         assert {"use_cached_data", "rewrite_subqueries"} <= set(query._execution().fired_rules)
     finally:

@@ -7,10 +7,10 @@ from collections import Counter
 
 import pyarrow as pa
 import pytest
-from quiver.connectors.base import Source, SourceStatistics
-from quiver.engine.core.errors import TaskFailedError
 
 from quiver import functions as F
+from quiver.connectors.base import Source, SourceStatistics
+from quiver.engine.core.errors import TaskFailedError
 
 
 class FlakySource:

@@ -9,8 +9,8 @@ import quiver
 from quiver import functions as F
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.execution.runtime.local import LocalRuntime
-from quiver.executors.blocks import BlockId
 from quiver.engine.execution.tasks import InputBlocks, stage_inputs
+from quiver.executors.blocks import BlockId
 
 
 class DeclaredInputsOnly(LocalRuntime):

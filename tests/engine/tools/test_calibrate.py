@@ -1,16 +1,18 @@
-"""quiver/engine/tools/calibrate.py, quiver/engine/tools/calibrate_device.py and `quiver calibrate`: a quick calibration writes a
-loadable CPU or (emulated) GPU profile, the held-out evaluators return finite errors, a missing device
-fails with a message naming what is missing, and the fit recovers a known linear cost exactly."""
+"""quiver/engine/tools/calibrate.py, quiver/engine/tools/calibrate_device.py and `quiver calibrate`: a quick
+calibration writes a loadable CPU or (emulated) GPU profile, the held-out evaluators return finite errors, a
+missing device fails with a message naming what is missing, and the fit recovers a known linear cost
+exactly."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
+
+from quiver.engine.core.errors import ConfigurationError
 from quiver.engine.tools import calibrate as C
 from quiver.engine.tools import calibrate_device as D
 from quiver.engine.tools.cli import main
-from quiver.engine.core.errors import ConfigurationError
 from quiver.executors.device.gpu import GpuExecutor
 from quiver.planners.cost import OPERATORS, OperatorCost, load_profile
 
@@ -89,7 +91,8 @@ def emulated_gpu():
 @pytest.fixture(scope="module")
 def emulated_gpu_profile(tmp_path_factory, emulated_gpu):
     path = tmp_path_factory.mktemp("calibrate") / "gpu.json"
-    D.calibrate_device("gpu", str(path), executor=emulated_gpu, sizes=(1 << 10, 1 << 15), repeats=3)  # wide apart: slopes above timer noise
+    D.calibrate_device("gpu", str(path), executor=emulated_gpu, sizes=(1 << 10, 1 << 15),
+                       repeats=3)  # wide apart: slopes above timer noise
     return load_profile(str(path))
 
 

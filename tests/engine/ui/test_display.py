@@ -12,6 +12,7 @@ import decimal
 import io
 
 import pytest
+
 from quiver.engine.core import types as T
 from quiver.engine.ui.display import format_value
 

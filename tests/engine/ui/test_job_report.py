@@ -11,8 +11,8 @@ import pytest
 
 import quiver
 from quiver import functions as F
-from quiver.engine.ui.device_colours import DEVICE_COLOURS, FAILED_COLOUR
 from quiver.engine.core.errors import QuiverError
+from quiver.engine.ui.device_colours import DEVICE_COLOURS, FAILED_COLOUR
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ import sys
 import types
 
 import pytest
-from quiver.engine.ui.device_colours import DEVICE_COLOURS
+
+from quiver import functions as F
 from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.ui.device_colours import DEVICE_COLOURS
 from quiver.engine.ui.plan_graph import GraphvizNotInstalled, plan_graph
 from quiver.planners.physical.nodes import ShuffleReadExec
 from quiver.planners.placement import device_paths
-
-from quiver import functions as F
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _STATEMENT = re.compile(r"^\s*(\w+)(?: -> (\w+))?(?: \[(.*)\])?$")

@@ -10,13 +10,13 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from quiver import functions as F
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import AggregateFunction, AttributeRef, new_expr_id
 from quiver.executors.cpu.aggregate import aggregate_partition
 from quiver.executors.cpu.partitioning import hash_partition_ids, split_by_ids
 from quiver.planners.physical.nodes import AggregateCall
-
-from quiver import functions as F
 
 K = AttributeRef("k", T.LongType(), True, new_expr_id())
 V = AttributeRef("v", T.LongType(), True, new_expr_id())

@@ -142,7 +142,8 @@ def _runs_batch(rows) -> pa.RecordBatch:
 
 
 @settings(max_examples=40, deadline=None)
-@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 6), values), min_size=1, max_size=40), min_size=1, max_size=4),
+@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 6), values), min_size=1, max_size=40), min_size=1,
+                        max_size=4),
        clustered=st.booleans())
 def test_clustered_keys_aggregated_run_by_run_equal_exact(batches, clustered):
     """Keys sorted within each batch (runs, aggregated without a hash table) or not, then merged."""
@@ -174,7 +175,8 @@ def test_run_states_reduce_runs_and_refuse_what_they_cannot():
     assert run_states(all_null, 1, steps).to_pydict()["s0"] == [None]
     assert run_states(batch, 1, [_Step("a0_0", "min", None, "s0")]) is None  # only sums and counts
     assert run_states(batch, 0, steps) is None  # a global aggregate has no runs
-    scattered = pa.RecordBatch.from_arrays([pa.array([1, 2, 1, 2]), pa.array([1.0, 2.0, 3.0, 4.0])], names=["k0", "a0_0"])
+    scattered = pa.RecordBatch.from_arrays([pa.array([1, 2, 1, 2]), pa.array([1.0, 2.0, 3.0, 4.0])],
+                                           names=["k0", "a0_0"])
     assert run_states(scattered, 1, steps) is None  # as many runs as rows: the hash table is better
     revisited = pa.RecordBatch.from_arrays([pa.array([1, 1, 2, 2, 1, 1]), pa.array([1.0] * 6)], names=["k0", "a0_0"])
     assert run_states(revisited, 1, steps) is None  # key 1 comes back: runs would not be one row per key

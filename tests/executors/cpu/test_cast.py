@@ -95,7 +95,8 @@ def spark_casts(spark) -> dict[int, list[list]]:
     height = max(len(values) for _, values, _ in GROUPS)
     schema = ", ".join(f"v{g} {source}" for g, (source, _, _) in enumerate(GROUPS))
     rows = [tuple(values[r] if r < len(values) else None for _, values, _ in GROUPS) for r in range(height)]
-    casts = [f"CAST(v{g} AS {t}) AS c{g}_{k}" for g, (_, _, targets) in enumerate(GROUPS) for k, t in enumerate(targets)]
+    casts = [f"CAST(v{g} AS {t}) AS c{g}_{k}" for g, (_, _, targets) in enumerate(GROUPS)
+             for k, t in enumerate(targets)]
     collected = spark.createDataFrame(rows, schema).selectExpr(*casts).collect()
     out, column = {}, 0
     for g, (_, values, targets) in enumerate(GROUPS):

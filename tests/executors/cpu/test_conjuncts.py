@@ -6,6 +6,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
     And,

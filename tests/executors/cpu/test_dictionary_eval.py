@@ -31,7 +31,8 @@ def _lit(v):
 
 CONDITIONS = {
     "in": In(MODE, (_lit("AIR"), _lit("AIR REG"))),
-    "like_and_column": And(ScalarFunction("like", (MODE, _lit("%AI%"))), Comparison(">", QTY, Literal(10, T.LongType()))),
+    "like_and_column": And(ScalarFunction("like", (MODE, _lit("%AI%"))),
+                           Comparison(">", QTY, Literal(10, T.LongType()))),
     "or_across_columns": Or(Comparison("=", MODE, _lit("SHIP")), Comparison("<", QTY, Literal(3, T.LongType()))),
     "mixed_expression": Comparison("=", ScalarFunction("concat", (MODE, _lit("!"))), _lit("MAIL!")),
 }

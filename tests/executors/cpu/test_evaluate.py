@@ -15,8 +15,9 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quiver.engine.core import types as T
+
 from quiver.engine.analysis.analyzer import coerce
+from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
     And,
     AttributeRef,

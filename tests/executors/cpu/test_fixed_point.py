@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
     AttributeRef,
@@ -59,7 +60,8 @@ CHARGE = BinaryArithmetic("*", BinaryArithmetic("*", PRICE, BinaryArithmetic("-"
 ], ids=["charge", "discounted", "difference", "deep"])
 def test_matches_decimal_arithmetic_rounded_per_node(expr):
     rng = random.Random(7)
-    prices = [decimal.Decimal(rng.randint(-10**7, 10**7)).scaleb(-2) for _ in range(2000)] + [None, decimal.Decimal("0.05")]
+    prices = [decimal.Decimal(rng.randint(-10**7, 10**7)).scaleb(-2) for _ in range(2000)] + [None,
+                                                                                              decimal.Decimal("0.05")]
     rates = [decimal.Decimal(rng.randint(0, 10)).scaleb(-2) for _ in range(2000)] + [decimal.Decimal("0.01"), None]
     batch = _batch(prices, rates)
     out = fixed_point_decimal(expr, batch)
@@ -76,10 +78,12 @@ def test_matches_decimal_arithmetic_rounded_per_node(expr):
 def test_ties_round_half_away_from_zero():
     # 0.05 * 0.05 = 0.0025 at scale 4; times 1.01 = 0.002525 at scale 6 -> rounded by the outer node.
     half = BinaryArithmetic("*", BinaryArithmetic("*", PRICE, RATE), BinaryArithmetic("+", ONE, RATE))
-    batch = _batch([decimal.Decimal("0.05"), decimal.Decimal("-0.05")], [decimal.Decimal("0.05"), decimal.Decimal("0.05")])
+    batch = _batch([decimal.Decimal("0.05"), decimal.Decimal("-0.05")],
+                   [decimal.Decimal("0.05"), decimal.Decimal("0.05")])
     assert fixed_point_decimal(half, batch).to_pylist() == [_decimal(half, {"price": p, "rate": r})
                                                              for p, r in [(decimal.Decimal("0.05"),) * 2,
-                                                                          (decimal.Decimal("-0.05"), decimal.Decimal("0.05"))]]
+                                                                          (decimal.Decimal("-0.05"),
+                                                                           decimal.Decimal("0.05"))]]
 
 
 def test_declines_when_values_may_leave_int64():
@@ -92,7 +96,8 @@ def test_declines_when_values_may_leave_int64():
 
 
 def test_a_single_operator_within_38_digits_is_left_to_arrow():
-    assert fixed_point_decimal(BinaryArithmetic("*", PRICE, RATE), _batch([decimal.Decimal(1)], [decimal.Decimal(1)])) is None
+    assert fixed_point_decimal(BinaryArithmetic("*", PRICE, RATE),
+                               _batch([decimal.Decimal(1)], [decimal.Decimal(1)])) is None
 
 
 def test_common_subexpressions_are_computed_once():
@@ -105,7 +110,8 @@ def test_common_subexpressions_are_computed_once():
     assert memo[discounted] is first
 
 
-@given(st.lists(st.one_of(st.none(), st.decimals(min_value=-10**6, max_value=10**6, places=2)), min_size=1, max_size=40),
+@given(st.lists(st.one_of(st.none(), st.decimals(min_value=-10**6, max_value=10**6, places=2)), min_size=1,
+                max_size=40),
        st.decimals(min_value=-10**6, max_value=10**6, places=3), st.sampled_from(["=", "<", "<=", ">", ">="]))
 def test_decimal_comparisons_in_int64_match_arrows(values, constant, op):
     column = pa.array(values, pa.decimal128(12, 2))

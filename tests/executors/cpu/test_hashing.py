@@ -7,6 +7,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.executors.cpu.hashing import canonical_floats, hash_array, hash_columns
 
 VALUES = {

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import AttributeRef, Comparison, conjoin, new_expr_id
 from quiver.executors.cpu import join as join_module

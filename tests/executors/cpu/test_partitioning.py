@@ -6,9 +6,9 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quiver.executors.cpu.partitioning import hash_partition_ids, split_by_ids
 
 from quiver import functions as F
+from quiver.executors.cpu.partitioning import hash_partition_ids, split_by_ids
 
 
 @settings(max_examples=40, deadline=None)

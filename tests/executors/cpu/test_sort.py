@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.engine.core.expressions import Literal, SortOrder
 from quiver.executors.cpu.sort import (
     choose_range_bounds,
@@ -40,7 +41,7 @@ def _sort_orders(spec) -> tuple[SortOrder, ...]:
 
 
 def _duckdb_order(data, spec) -> list[int]:
-    table = pa.table({n: c for n, c in zip(NAMES, _columns(data))}).append_column(
+    table = pa.table(dict(zip(NAMES, _columns(data)))).append_column(
         "row", pa.array(np.arange(len(data), dtype=np.int64)))
     _DUCK.register("t", table)
     keys = []

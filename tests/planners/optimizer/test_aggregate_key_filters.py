@@ -19,7 +19,8 @@ def tables(tmp_path_factory):
     pq.write_table(pa.table({"p_key": pa.array(range(5000), pa.int64()),
                              "p_size": pa.array([i % 50 for i in range(5000)], pa.int64())}), root / "parts.parquet")
     pq.write_table(pa.table({"l_part": pa.array([i % 5000 for i in range(20000)], pa.int64()),
-                             "l_qty": pa.array([(i // 5000) * 10 + i % 3 for i in range(20000)], pa.int64())}), root / "lines.parquet")
+                             "l_qty": pa.array([(i // 5000) * 10 + i % 3 for i in range(20000)], pa.int64())}),
+                   root / "lines.parquet")
     return root
 
 

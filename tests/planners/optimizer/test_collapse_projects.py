@@ -1,6 +1,8 @@
-"""quiver/planners/optimizer/collapse_projects.py: adjacent projections merge unless that computes an expression twice."""
+"""quiver/planners/optimizer/collapse_projects.py: adjacent projections merge unless that computes an
+expression twice."""
 from __future__ import annotations
 
+from quiver import functions as F
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import (
@@ -11,8 +13,6 @@ from quiver.engine.core.expressions import (
     ScalarFunction,
 )
 from quiver.planners.optimizer import collapse_projects
-
-from quiver import functions as F
 
 
 def _fixed_point(plan):

@@ -1,12 +1,11 @@
 """quiver/planners/optimizer/constant_folding.py: constant sub-expressions become literals, once, at planning time."""
 from __future__ import annotations
 
+from quiver import functions as F
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import AggregateFunction, Cast, Literal, ScalarFunction
 from quiver.planners.optimizer import fold_constants
 from quiver.planners.optimizer.constant_folding import fold_expression
-
-from quiver import functions as F
 
 
 def _exprs(plan):
@@ -17,7 +16,7 @@ def test_arithmetic_of_literals_folds_to_one_literal(spark, run_plan):
     df = spark.range(3).select((F.col("id") + (F.lit(1) + F.lit(2)) * 10).alias("x"))
     folded = fold_constants(df._plan)
     literals = [e for e in _exprs(folded) if isinstance(e, Literal)]
-    assert [(l.value, l.data_type) for l in literals] == [(30, T.LongType())]
+    assert [(lit.value, lit.data_type) for lit in literals] == [(30, T.LongType())]
     assert run_plan(folded) == run_plan(df._plan) == [(30,), (31,), (32,)]
 
 
@@ -36,7 +35,8 @@ def test_boolean_identities_drop_the_constant_side(spark, run_plan):
         folded = fold_constants(q._plan)
         assert folded.condition.sql() in (kept, "(id > 1)")
         assert run_plan(folded) == run_plan(q._plan) == [(2,), (3,), (4,)]
-    assert fold_constants(df.filter(F.lit(False) & (F.col("id") > 1))._plan).condition == Literal(False, T.BooleanType())
+    assert fold_constants(df.filter(F.lit(False) & (F.col("id") > 1))._plan).condition == Literal(False,
+                                                                                                  T.BooleanType())
     assert fold_constants(df.filter((F.col("id") > 1) | F.lit(True))._plan).condition == Literal(True, T.BooleanType())
 
 

@@ -1,5 +1,5 @@
-"""quiver/planners/optimizer/decorrelate_subqueries.py: each subquery shape decorrelates into the join Spark uses, and no
-correlated subquery or outer reference is left for an executor to meet.
+"""quiver/planners/optimizer/decorrelate_subqueries.py: each subquery shape decorrelates into the join Spark
+uses, and no correlated subquery or outer reference is left for an executor to meet.
 
 Rows are checked on the rewritten plan run without the optimizer, against answers worked out
 by hand from the small views below (tests/compat/test_subqueries.py compares with PySpark).
@@ -7,6 +7,7 @@ by hand from the small views below (tests/compat/test_subqueries.py compares wit
 from __future__ import annotations
 
 import pytest
+
 from quiver.engine.core import plan as L
 from quiver.engine.core.expressions import CaseWhen
 from quiver.engine.core.subqueries import InSubquery, OuterReference, ScalarSubquery, SubqueryExpression
@@ -63,7 +64,8 @@ def test_two_correlation_keys_become_one_left_join(views, run_plan):
 
 
 def test_correlated_scalar_in_arithmetic_in_where(views, run_plan):
-    plan = _rewritten(views, "SELECT a.k, a.v FROM rw_a a WHERE a.v - (SELECT min(x.v) FROM rw_a x WHERE x.k = a.k) > 0")
+    plan = _rewritten(views,
+                      "SELECT a.k, a.v FROM rw_a a WHERE a.v - (SELECT min(x.v) FROM rw_a x WHERE x.k = a.k) > 0")
     assert _joins(plan) == ["left"]
     assert run_plan(plan) == [(1, 20)]
 
@@ -156,13 +158,15 @@ def test_exists_over_an_aggregate_without_grouping_is_always_true(views, run_pla
 
 
 def test_exists_over_a_grouped_aggregate_still_joins(views, run_plan):
-    plan = _rewritten(views, "SELECT a.k FROM rw_a a WHERE EXISTS (SELECT b.w FROM rw_b b WHERE b.k = a.k GROUP BY b.w)")
+    plan = _rewritten(views,
+                      "SELECT a.k FROM rw_a a WHERE EXISTS (SELECT b.w FROM rw_b b WHERE b.k = a.k GROUP BY b.w)")
     assert _joins(plan) == ["left_semi"]
     assert run_plan(plan) == [(1,), (1,), (2,)]
 
 
 def test_having_inside_a_correlated_scalar_may_read_the_outer_row(views, run_plan):
-    plan = _rewritten(views, "SELECT DISTINCT a.k, (SELECT count(*) FROM rw_b b WHERE b.k = a.k HAVING count(*) >= a.k) "
+    plan = _rewritten(views,
+                      "SELECT DISTINCT a.k, (SELECT count(*) FROM rw_b b WHERE b.k = a.k HAVING count(*) >= a.k) "
                              "AS n FROM rw_a a")
     assert _joins(plan) == ["left"]
     # key 1: 1 >= 1; key 2: 2 >= 2; keys 3, 4: the empty group's 0 is rejected; null: unknown, rejected.

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from quiver import functions as F
 from quiver.engine.core import plan as L
 from quiver.engine.core.expressions import Or
 from quiver.planners.optimizer.disjunct_filters import derive_disjunct_filters
-
-from quiver import functions as F
 
 NATION = pa.table({"n_key": pa.array(range(6), pa.int64()),
                    "n_name": ["FRANCE", "GERMANY", "PERU", "CHINA", "KENYA", "JAPAN"]})

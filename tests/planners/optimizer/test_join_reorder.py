@@ -10,13 +10,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from quiver.engine.core import plan as L
-from quiver.planners.physical import nodes as P
-from quiver.planners.optimizer import fixed_point
-from quiver.planners.optimizer.join_reorder import reorder_joins
-from quiver.planners.statistics import estimate
 
 from quiver import functions as F
+from quiver.engine.core import plan as L
+from quiver.planners.optimizer import fixed_point
+from quiver.planners.optimizer.join_reorder import reorder_joins
+from quiver.planners.physical import nodes as P
+from quiver.planners.statistics import estimate
 
 FACT_ROWS = 20_000
 # dimension -> rows; the fact table references each by <dim>_id = i % rows

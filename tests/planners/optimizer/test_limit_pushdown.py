@@ -1,11 +1,12 @@
-"""quiver/planners/optimizer/limit_pushdown.py: limits merge, pass below projections, and give each union input a local limit."""
+"""quiver/planners/optimizer/limit_pushdown.py: limits merge, pass below projections, and give each union
+input a local limit."""
 from __future__ import annotations
 
 import pytest
-from quiver.engine.core import plan as L
-from quiver.planners.optimizer import push_down_limits
 
 from quiver import functions as F
+from quiver.engine.core import plan as L
+from quiver.planners.optimizer import push_down_limits
 
 
 @pytest.mark.parametrize("outer,inner", [(3, 5), (5, 3), (4, 4)])

@@ -1,10 +1,9 @@
 """quiver/planners/optimizer/merge_filters.py: Filter(Filter(x, a), b) -> Filter(x, a AND b)."""
 from __future__ import annotations
 
+from quiver import functions as F
 from quiver.engine.core.expressions import And
 from quiver.planners.optimizer import merge_filters
-
-from quiver import functions as F
 
 
 def test_nested_filters_merge_inner_condition_first(spark, run_plan, shape):

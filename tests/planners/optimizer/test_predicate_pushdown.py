@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+
+from quiver import functions as F
 from quiver.connectors.base import SourceStatistics
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
@@ -14,8 +16,6 @@ from quiver.engine.core.expressions import (
     split_conjuncts,
 )
 from quiver.planners.optimizer import push_down_predicates
-
-from quiver import functions as F
 
 
 def _fixed_point(plan):
@@ -54,7 +54,8 @@ def test_filter_moves_below_sort_and_subquery_alias(left, run_plan, shape):
 
 
 def test_inner_join_filter_splits_into_both_sides_and_the_join(left, right, run_plan, shape):
-    q = left.join(right, left["k"] == right["rk"]).filter((F.col("a") > 10) & (F.col("b") < 45) & (F.col("a") > F.col("b")))
+    q = left.join(right,
+                  left["k"] == right["rk"]).filter((F.col("a") > 10) & (F.col("b") < 45) & (F.col("a") > F.col("b")))
     pushed = _fixed_point(q._plan)
     assert shape(pushed) == "Join(Filter(LocalRelation), Filter(LocalRelation))"
     assert pushed.left.condition.sql() == "(a > 10)"

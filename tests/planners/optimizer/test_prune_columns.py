@@ -1,13 +1,14 @@
-"""quiver/planners/optimizer/prune_columns.py: every node carries only the columns someone above reads, down to the scan."""
+"""quiver/planners/optimizer/prune_columns.py: every node carries only the columns someone above reads, down
+to the scan."""
 from __future__ import annotations
 
 import pyarrow as pa
-from quiver.connectors.base import SourceStatistics
-from quiver.engine.core import plan as L
-from quiver.planners.optimizer import prune_columns
 
 from quiver import Window
 from quiver import functions as F
+from quiver.connectors.base import SourceStatistics
+from quiver.engine.core import plan as L
+from quiver.planners.optimizer import prune_columns
 
 
 def _leaf(plan):

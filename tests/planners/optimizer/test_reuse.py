@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from quiver import functions as F
 from quiver.engine.core import plan as L
-
 from tests.engine.api.test_dataframe_cache import CountingSource
 
 TOP = """select k, total from totals

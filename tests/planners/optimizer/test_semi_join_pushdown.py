@@ -6,10 +6,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from quiver import functions as F
 from quiver.engine.core import plan as L
 from quiver.planners.optimizer.semi_join_pushdown import push_down_semi_joins
-
-from quiver import functions as F
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +31,8 @@ def _semi_join_inputs(plan: L.LogicalPlan) -> list[tuple[str, int]]:
 
 @pytest.mark.parametrize("how", ["left_semi", "left_anti"])
 def test_sinks_below_a_join_that_does_not_shrink_its_input(spark, tables, run_plan, how):
-    orders, lines = spark.read.parquet(str(tables / "orders.parquet")), spark.read.parquet(str(tables / "lines.parquet"))
+    orders = spark.read.parquet(str(tables / "orders.parquet"))
+    lines = spark.read.parquet(str(tables / "lines.parquet"))
     big = lines.groupBy("l_order").agg(F.sum("l_qty").alias("q")).filter(F.col("q") > 150)
     joined = lines.join(orders, F.col("l_order") == F.col("o_key"))
     q = joined.join(big.select(F.col("l_order").alias("b_order")), F.col("o_key") == F.col("b_order"), how)
@@ -45,7 +45,8 @@ def test_sinks_below_a_join_that_does_not_shrink_its_input(spark, tables, run_pl
 
 
 def test_stays_above_a_join_that_filters_its_input(spark, tables, run_plan):
-    orders, lines = spark.read.parquet(str(tables / "orders.parquet")), spark.read.parquet(str(tables / "lines.parquet"))
+    orders = spark.read.parquet(str(tables / "orders.parquet"))
+    lines = spark.read.parquet(str(tables / "lines.parquet"))
     regions = spark.read.parquet(str(tables / "regions.parquet"))
     few = orders.join(regions, F.col("o_region") == F.col("r_key"))  # a fifth of the orders
     q = few.join(lines, F.col("o_key") == F.col("l_order"), "left_semi")

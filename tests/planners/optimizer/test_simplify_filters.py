@@ -1,13 +1,11 @@
 """quiver/planners/optimizer/simplify_filters.py: a filter whose condition is the literal true disappears."""
 from __future__ import annotations
 
+from quiver import functions as F
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import Literal
-from quiver.planners.optimizer import fold_constants
-from quiver.planners.optimizer import simplify_filters
-
-from quiver import functions as F
+from quiver.planners.optimizer import fold_constants, simplify_filters
 
 
 def test_filter_true_is_removed(spark, run_plan, shape):

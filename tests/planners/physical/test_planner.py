@@ -9,14 +9,14 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 import pytest
+
+from quiver import Window
+from quiver import functions as F
 from quiver.engine.core import plan as L
 from quiver.engine.core.errors import QuiverError
 from quiver.planners.physical import nodes as P
 from quiver.planners.physical import planner
 from quiver.planners.physical.planner import PLAN_FNS, PlannerConfig, plan_physical
-
-from quiver import Window
-from quiver import functions as F
 
 
 @pytest.fixture
@@ -46,7 +46,8 @@ def _exchanges(df):
 
 TABLE_L = pa.table({"k": pa.array([i % 7 for i in range(60)] + [None], pa.int64()),
                     "v": pa.array(list(range(61)), pa.int64())})
-TABLE_R = pa.table({"k": pa.array([0, 1, 2, 3, 9, None], pa.int64()), "w": pa.array([10, 11, 12, 13, 19, 20], pa.int64())})
+TABLE_R = pa.table({"k": pa.array([0, 1, 2, 3, 9, None], pa.int64()),
+                    "w": pa.array([10, 11, 12, 13, 19, 20], pa.int64())})
 
 
 def _duck(sql: str) -> list:

@@ -10,8 +10,8 @@ import pytest
 
 from quiver import functions as F
 from quiver.engine.core import plan as L
-from quiver.executors.device.array_executor import ArrayExecutor
 from quiver.executors.base import Device
+from quiver.executors.device.array_executor import ArrayExecutor
 from quiver.planners.physical import nodes as P
 
 TABLE = pa.table({"id": pa.array([1, 2, 3], pa.int32()), "pad": ["a", "b", "c"],
@@ -23,7 +23,8 @@ def _nodes(plan, kind):
 
 
 def test_a_filter_on_a_generated_column_stays_above_the_generate(spark):
-    df = spark.createDataFrame(TABLE).select("id", F.explode("xs").alias("x")).filter((F.col("x") > 1) & (F.col("id") < 3))
+    df = spark.createDataFrame(TABLE).select("id",
+                                             F.explode("xs").alias("x")).filter((F.col("x") > 1) & (F.col("id") < 3))
     optimized = df._execution().optimized
     (generate,) = _nodes(optimized, L.Generate)
     above = [f for f in _nodes(optimized, L.Filter) if generate in list(f.walk())]

@@ -7,5 +7,13 @@ domains have the same file names as the functions' API (quiver/engine/api/functi
 kernels (quiver/executors/cpu/kernels/).
 """
 from quiver.engine.analysis.functions import (  # noqa: F401 — imported for the specs they register
-    aggregate, collection, conditional, datetime, generator, hashes, math, row_position, string,
+    aggregate,
+    collection,
+    conditional,
+    datetime,
+    generator,
+    hashes,
+    math,
+    row_position,
+    string,
 )

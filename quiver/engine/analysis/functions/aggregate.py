@@ -5,9 +5,8 @@ the other aggregates are typed by their own expression nodes, not by this catalo
 """
 from __future__ import annotations
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import any_arguments, register, returns
-
+from quiver.engine.core import types as T
 
 register("grouping", 1, 1, returns(T.ByteType()), any_arguments)
 register("grouping_id", 0, None, returns(T.LongType()), any_arguments)

@@ -13,8 +13,9 @@ including the defaults Spark fills in (`round(x, 0)`, `regexp_replace(s, a, b, 1
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
@@ -345,7 +346,8 @@ def lookup(name: str) -> FunctionSpec:
         return spec
     close = difflib.get_close_matches(name.lower(), SCALAR_FUNCTIONS, n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise AnalysisException(f"undefined function '{name}'.{hint} Scalar functions are: {', '.join(sorted(SCALAR_FUNCTIONS))}")
+    raise AnalysisException(f"undefined function '{name}'.{hint} Scalar functions are: "
+                            f"{', '.join(sorted(SCALAR_FUNCTIONS))}")
 
 
 class CatalogSignatures:

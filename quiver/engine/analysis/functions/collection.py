@@ -9,12 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from quiver.engine.analysis.functions.catalog import (
+    BOOLEAN,
+    COLLECTION,
+    INT,
+    NOT_LITERAL,
+    STRING,
+    check_arguments,
+    common_type,
+    register,
+    returns,
+    same_as_first,
+    shown_with_defaults,
+    takes,
+)
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
-from quiver.engine.analysis.functions.catalog import (
-    BOOLEAN, COLLECTION, INT, NOT_LITERAL, STRING, check_arguments, common_type, register, returns, same_as_first,
-    shown_with_defaults, takes,
-)
 
 DataType = T.DataType
 
@@ -151,7 +161,8 @@ def _map_values_type(types: list[DataType]) -> DataType:
 
 def _map_entries_type(types: list[DataType]) -> DataType:
     m = _map_arg("map_entries", types[0])
-    return T.ArrayType(T.StructType([T.StructField("key", m.keyType, False), T.StructField("value", m.valueType, True)]))
+    return T.ArrayType(T.StructType([T.StructField("key", m.keyType, False),
+                                     T.StructField("value", m.valueType, True)]))
 
 
 def _map_key_inputs(name: str):
@@ -223,7 +234,8 @@ def _flatten_type(types: list[DataType]) -> DataType:
     if isinstance(a.elementType, T.NullType):
         return T.ArrayType(T.NullType())
     if not isinstance(a.elementType, T.ArrayType):
-        raise AnalysisException(f"function flatten: the argument must be an ARRAY of ARRAYs, but it is {a.simpleString()}")
+        raise AnalysisException("function flatten: the argument must be an ARRAY of ARRAYs, but it is "
+                                f"{a.simpleString()}")
     return a.elementType
 
 
@@ -279,7 +291,8 @@ def _element_type(types: list[DataType]) -> DataType:
 def _array_contains_inputs(types: list[DataType]) -> list[DataType | None]:
     array, value = types
     if not isinstance(array, T.ArrayType):
-        raise AnalysisException(f"function array_contains: the first argument must be ARRAY, but it is {array.simpleString()}")
+        raise AnalysisException("function array_contains: the first argument must be ARRAY, but it is "
+                                f"{array.simpleString()}")
     if isinstance(value, T.NullType):
         raise AnalysisException("function array_contains: the value to look for cannot be a NULL literal")
     element = array.elementType
@@ -296,7 +309,8 @@ def _array_contains_inputs(types: list[DataType]) -> list[DataType | None]:
 
 def _sort_array_inputs(types: list[DataType]) -> list[DataType | None]:
     if not isinstance(types[0], T.ArrayType):
-        raise AnalysisException(f"function sort_array: the first argument must be ARRAY, but it is {types[0].simpleString()}")
+        raise AnalysisException("function sort_array: the first argument must be ARRAY, but it is "
+                                f"{types[0].simpleString()}")
     return [None] + check_arguments("sort_array", [BOOLEAN], types[1:])
 
 
@@ -306,7 +320,8 @@ def _field_type(types: list[DataType], literals: list[Any]) -> DataType:
     if isinstance(t, T.MapType):
         return t.valueType
     if not isinstance(t, T.StructType):
-        raise AnalysisException(f"function get_field: the first argument must be STRUCT or MAP, but it is {t.simpleString()}")
+        raise AnalysisException("function get_field: the first argument must be STRUCT or MAP, but it is "
+                                f"{t.simpleString()}")
     if not isinstance(key, str):
         # also what a caller sees that types get_field through `result_type` alone, which
         # cannot see the name: the type must come from result_type_of(name, args)

@@ -5,11 +5,21 @@ Their branches meet at Spark's common type with string promotion (`coalesce(int,
 """
 from __future__ import annotations
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import (
-    BOOLEAN, FRACTIONAL, DataType, check_arguments, common_result_type, common_type, register, returns,
-    same_as_first, takes, to_common_type, unary,
+    BOOLEAN,
+    FRACTIONAL,
+    DataType,
+    check_arguments,
+    common_result_type,
+    common_type,
+    register,
+    returns,
+    same_as_first,
+    takes,
+    to_common_type,
+    unary,
 )
+from quiver.engine.core import types as T
 
 
 def _nanvl_type(types: list[DataType]) -> DataType:

@@ -3,13 +3,28 @@ interval_add for `+ INTERVAL` in SQL), differences, parsing and formatting, trun
 make_date, next_day and time zones."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import (
-    BIGINT, BOOLEAN, DATE, DATETIME_TEXT, DAYS, INT, STRING, TIMESTAMP, DataType, check_arguments, register,
-    returns, shown_as, shown_with_defaults, takes, unary,
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DATETIME_TEXT,
+    DAYS,
+    INT,
+    STRING,
+    TIMESTAMP,
+    DataType,
+    check_arguments,
+    register,
+    returns,
+    shown_as,
+    shown_with_defaults,
+    takes,
+    unary,
 )
+from quiver.engine.core import types as T
 
 
 def _unix_timestamp(name: str) -> Callable[[list[str]], str]:

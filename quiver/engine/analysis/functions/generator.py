@@ -5,9 +5,9 @@ They are typed here, but the analyzer lifts them out of the select list into a `
 """
 from __future__ import annotations
 
+from quiver.engine.analysis.functions.catalog import DataType, register
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
-from quiver.engine.analysis.functions.catalog import DataType, register
 
 
 def _generator_type(types: list[DataType]) -> DataType:
@@ -21,7 +21,8 @@ def _generator_type(types: list[DataType]) -> DataType:
 def _inline_type(types: list[DataType]) -> DataType:
     t = types[0]
     if not (isinstance(t, T.ArrayType) and isinstance(t.elementType, (T.StructType, T.NullType))):
-        raise AnalysisException(f"function inline: the argument must be an ARRAY of STRUCTs, but it is {t.simpleString()}")
+        raise AnalysisException("function inline: the argument must be an ARRAY of STRUCTs, but it is "
+                                f"{t.simpleString()}")
     return t
 
 

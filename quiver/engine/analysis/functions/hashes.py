@@ -2,9 +2,8 @@
 (sha) and sha2."""
 from __future__ import annotations
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import BINARY, INT, any_arguments, register, returns, takes, unary
-
+from quiver.engine.core import types as T
 
 unary(["md5", "sha1", "sha"], BINARY, T.StringType())
 register("sha2", 2, 2, returns(T.StringType()), takes("sha2", BINARY, INT))

@@ -2,9 +2,8 @@
 monotonically_increasing_id and spark_partition_id (their kernels: quiver/executors/cpu/kernels/row_position.py)."""
 from __future__ import annotations
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import BIGINT, register, returns, shown_as, takes
-
+from quiver.engine.core import types as T
 
 for _name in ("rand", "random", "randn"):
     register(_name, 0, 1, returns(T.DoubleType()), takes(_name, BIGINT))

@@ -2,13 +2,25 @@
 search, LIKE, formatting (format_string, format_number), base64 and distances (levenshtein, soundex)."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import (
-    BINARY, INT, NUMERIC, STRING, STRING_OR_ARRAY, STRING_OR_BINARY, DataType, check_arguments, register, returns,
-    shown_as, shown_with_defaults, takes, unary,
+    BINARY,
+    INT,
+    NUMERIC,
+    STRING,
+    STRING_OR_ARRAY,
+    STRING_OR_BINARY,
+    DataType,
+    check_arguments,
+    register,
+    returns,
+    shown_as,
+    shown_with_defaults,
+    takes,
+    unary,
 )
+from quiver.engine.core import types as T
 
 
 def _concat_type(types: list[DataType]) -> DataType:
@@ -44,7 +56,8 @@ def _format_number_inputs(types: list[DataType]) -> list[DataType | None]:
 
 
 unary(["upper", "lower", "ucase", "lcase", "initcap"], STRING, T.StringType())
-unary(["length", "char_length", "character_length", "len", "octet_length", "bit_length"], STRING_OR_BINARY, T.IntegerType())
+unary(["length", "char_length", "character_length", "len", "octet_length", "bit_length"], STRING_OR_BINARY,
+      T.IntegerType())
 unary(["ascii"], STRING, T.IntegerType())
 for _name, _side in (("trim", "BOTH"), ("ltrim", "LEADING"), ("rtrim", "TRAILING")):
     register(_name, 1, 2, returns(T.StringType()), takes(_name, STRING, STRING), _trim(_side, _name))

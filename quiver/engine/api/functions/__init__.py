@@ -10,7 +10,17 @@ constructors, so `F.upper` and `F.sum` come from one namespace, as in PySpark.
 """
 from quiver.engine.api.column import Column
 from quiver.engine.api.functions import (
-    aggregate, collection, columns, conditional, datetime, generator, hashes, math, row_position, string, window,
+    aggregate,
+    collection,
+    columns,
+    conditional,
+    datetime,
+    generator,
+    hashes,
+    math,
+    row_position,
+    string,
+    window,
 )
 from quiver.engine.api.functions.aggregate import *  # noqa: F401,F403
 from quiver.engine.api.functions.collection import *  # noqa: F401,F403

@@ -9,7 +9,8 @@ locate's pos 1, split's limit -1) are passed explicitly so the column names matc
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from quiver.engine.api.column import Column, to_expr
 from quiver.engine.core.errors import AnalysisException

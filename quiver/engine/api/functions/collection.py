@@ -10,9 +10,9 @@ from typing import Any
 
 from quiver.engine.api.column import Column, literal_expr, to_expr
 from quiver.engine.api.functions.calls import ColumnOrName, call
+from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import Alias, AttributeRef, Expr, Literal, ScalarFunction, UnresolvedColumn
-from quiver.engine.core import types as T
 
 
 def _many(cols: tuple) -> tuple:

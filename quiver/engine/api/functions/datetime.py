@@ -5,7 +5,6 @@ from __future__ import annotations
 from quiver.engine.api.column import Column, literal_expr, to_expr
 from quiver.engine.api.functions.calls import ColumnOrName, call, unary
 
-
 year = unary("year", "Year of a date or timestamp.")
 month = unary("month", "Month (1-12).")
 dayofmonth = unary("dayofmonth", "Day of the month.")

@@ -6,8 +6,9 @@ A runtime runs `TaskSpec`s (quiver/engine/execution/tasks.py) and keeps the bloc
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from quiver.engine.execution.tasks import TaskSpec
 from quiver.executors.blocks import BlockStore

@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Sequence
 
 from quiver.engine.execution.runtime.base import OnOutcome, TaskOutcome
-from quiver.executors.blocks import InProcessBlockStore
 from quiver.engine.execution.tasks import TaskSpec
+from quiver.executors.blocks import InProcessBlockStore
 
 
 class LocalRuntime:

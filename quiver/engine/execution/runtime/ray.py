@@ -20,8 +20,9 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -29,8 +30,8 @@ import pyarrow as pa
 from quiver.engine.core.conf import parse_size
 from quiver.engine.core.errors import ConfigurationError
 from quiver.engine.execution.runtime.base import OnOutcome, TaskOutcome
-from quiver.executors.blocks import BlockId
 from quiver.engine.execution.tasks import BlocksLost, InputBlocks, TaskSpec
+from quiver.executors.blocks import BlockId
 
 log = logging.getLogger("quiver.ray")
 
@@ -199,7 +200,7 @@ class RayRuntime:
         self.parallelism = max(1, int(resources.get("CPU", 1)))
 
     @classmethod
-    def connect(cls, address: str, conf: Any) -> "RayRuntime":
+    def connect(cls, address: str, conf: Any) -> RayRuntime:
         """Join or start Ray for a master's address ('local': join this machine's Ray, or start one)."""
         # A failed task's unread block references hold its error; the scheduler reports the error itself.
         os.environ.setdefault("RAY_IGNORE_UNHANDLED_ERRORS", "1")

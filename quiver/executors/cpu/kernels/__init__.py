@@ -6,7 +6,15 @@ file names as the functions' API (quiver/engine/api/functions/) and signatures
 (quiver/engine/analysis/functions/).
 """
 from quiver.executors.cpu.kernels import (  # noqa: F401 — imported for the kernels they register
-    aggregate, collection, conditional, datetime, generator, hashes, math, row_position, string,
+    aggregate,
+    collection,
+    conditional,
+    datetime,
+    generator,
+    hashes,
+    math,
+    row_position,
+    string,
 )
 from quiver.executors.cpu.kernels.registry import KERNELS
 

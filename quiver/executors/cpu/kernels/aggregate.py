@@ -14,6 +14,7 @@ from quiver.executors.cpu.kernels.registry import Value, kernel
 
 @kernel("grouping", "grouping_id", data="all")
 def grouping(args: list[Value], rt: T.DataType) -> Value:
-    """Only meaningful under grouping sets, where quiver/engine/analysis/grouping_sets.py replaces it before execution."""
+    """Only meaningful under grouping sets, where quiver/engine/analysis/grouping_sets.py replaces it before
+    execution."""
     raise QuiverError("grouping() and grouping_id() can only be used with rollup(), cube(), groupingSets() "
                       "or GROUP BY ROLLUP / CUBE / GROUPING SETS")

@@ -12,7 +12,8 @@ duplicate map key raises.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -21,10 +22,18 @@ import pyarrow.compute as pc
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu.kernels.registry import (
-    KERNELS, Value, all_null, as_array, constant, kernel, length_of, list_offsets, list_values, mask_null,
+    KERNELS,
+    Value,
+    all_null,
+    as_array,
+    constant,
+    kernel,
+    length_of,
+    list_offsets,
+    list_values,
+    mask_null,
     null_scalar,
 )
-
 
 # ---------------------------------------------------------------- layout helpers
 
@@ -464,7 +473,8 @@ def slice_(args: list[Value], rt: T.DataType) -> Value:
     s = _np(pc.fill_null(start.cast(pa.int64()), 1)).astype(np.int64)
     k = _np(pc.fill_null(length.cast(pa.int64()), 0)).astype(np.int64)
     if ((s == 0) & ~null).any():
-        raise QuiverError("slice: unexpected value 0 for start; SQL array indices start at 1 (negative counts from the end)")
+        raise QuiverError("slice: unexpected value 0 for start; SQL array indices start at 1 (negative counts from the "
+                          "end)")
     if ((k < 0) & ~null).any():
         raise QuiverError(f"slice: unexpected negative length {int(k[(k < 0) & ~null][0])}; the length must be >= 0")
     lengths = _lengths(lists)

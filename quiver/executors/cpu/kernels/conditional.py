@@ -5,10 +5,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from quiver.engine.analysis.functions.catalog import common_type
 from quiver.engine.core import types as T
 from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.kernels.registry import Value, kernel, null_scalar, to_result_type
-from quiver.engine.analysis.functions.catalog import common_type
 
 
 @kernel("coalesce", "ifnull", "nvl", data="all")

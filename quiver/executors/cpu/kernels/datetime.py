@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -16,9 +17,15 @@ from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu import datetime_format as dtf
 from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.kernels.registry import (
-    Value, all_null, as_array, constant, kernel, length_of, per_constant, per_row,
+    Value,
+    all_null,
+    as_array,
+    constant,
+    kernel,
+    length_of,
+    per_constant,
+    per_row,
 )
-
 
 # ---------------------------------------------------------------- dates and times
 

@@ -293,7 +293,8 @@ def _update(arr: pa.Array, h: np.ndarray, algorithm: str) -> None:
         offsets, data = binary_buffers(arr)
         bytes_(offsets, data, valid, h)
     else:
-        raise QuiverError(f"{'hash' if algorithm == 'murmur3' else 'xxhash64'}: values of type {t} cannot be hashed yet; "
+        raise QuiverError(f"{'hash' if algorithm == 'murmur3' else 'xxhash64'}: values of type {t} cannot be hashed "
+                          "yet; "
                           "hash their fields or elements, or cast them to string")
 
 

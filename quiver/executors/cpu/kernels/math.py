@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import decimal
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -13,9 +13,16 @@ import pyarrow.compute as pc
 from quiver.engine.core import types as T
 from quiver.executors.cpu.cast import cast_array, round_decimal
 from quiver.executors.cpu.kernels.registry import (
-    Value, all_null, as_array, constant, kernel, length_of, mask_null, per_row, to_result_type,
+    Value,
+    all_null,
+    as_array,
+    constant,
+    kernel,
+    length_of,
+    mask_null,
+    per_row,
+    to_result_type,
 )
-
 
 # ---------------------------------------------------------------- math
 

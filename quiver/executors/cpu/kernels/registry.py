@@ -13,7 +13,8 @@ The kernels live by domain in the modules beside this one, each registering into
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -113,7 +114,8 @@ def per_constant(data: list[pa.Array], params: list[Value], apply: Callable[[lis
         rows = pa.array(np.ones(length, dtype=bool))
         for name, value in combo.items():
             col = columns[name]
-            rows = pc.and_(rows, pc.is_null(col) if value is None else pc.fill_null(pc.equal(col, pa.scalar(value, col.type)), False))
+            rows = pc.and_(rows, pc.is_null(col) if value is None
+                           else pc.fill_null(pc.equal(col, pa.scalar(value, col.type)), False))
         if any(v is None for v in combo.values()):
             continue
         part = apply([d.filter(rows) for d in data], list(combo.values()))

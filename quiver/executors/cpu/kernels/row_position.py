@@ -14,15 +14,15 @@ and not on how the partition was cut into batches.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from quiver.engine.core import types as T
+from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import Expr, Literal, ScalarFunction, transform_expr
 from quiver.executors.cpu.kernels.registry import KERNELS, Value
-from quiver.engine.core.errors import QuiverError
 
 POSITIONAL_FUNCTIONS = frozenset({"rand", "random", "randn", "monotonically_increasing_id", "spark_partition_id"})
 

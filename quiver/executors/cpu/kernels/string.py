@@ -12,11 +12,22 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu.kernels.registry import (
-    Value, all_null, as_array, as_pylists, constant, kernel, list_offsets, list_values, mask_null, null_scalar,
-    per_constant, per_row,
+    Value,
+    all_null,
+    as_array,
+    as_pylists,
+    constant,
+    kernel,
+    list_offsets,
+    list_values,
+    mask_null,
+    null_scalar,
+    per_constant,
+    per_row,
 )
 
 
@@ -348,7 +359,8 @@ def regexp_extract(args: list[Value], rt: T.DataType) -> Value:
         except pa.ArrowInvalid as err:
             raise _regex_error("regexp_extract", pattern, err) from err
         value = found.field(f"g{idx}")
-        return pc.if_else(pc.is_valid(d[0]), pc.fill_null(pc.if_else(pc.is_valid(found), value, ""), ""), null_scalar(pa.string()))
+        return pc.if_else(pc.is_valid(d[0]), pc.fill_null(pc.if_else(pc.is_valid(found), value, ""), ""),
+                          null_scalar(pa.string()))
     return per_constant([strings], params, apply, pa.string())
 
 
@@ -517,7 +529,8 @@ def _find(strings: pa.Array, needle: str) -> np.ndarray:
 def instr(args: list[Value], rt: T.DataType) -> Value:
     """1-based position of `substr` in the string, 0 if absent."""
     def apply(d: list[pa.Array], consts: list[Any]) -> pa.Array:
-        return pa.array(_find(d[0], consts[0]).astype(np.int32), pa.int32(), mask=d[0].is_null().to_numpy(zero_copy_only=False))
+        return pa.array(_find(d[0], consts[0]).astype(np.int32), pa.int32(),
+                        mask=d[0].is_null().to_numpy(zero_copy_only=False))
     return per_constant([args[0]], [args[1]], apply, pa.int32())
 
 

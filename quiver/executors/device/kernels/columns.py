@@ -20,6 +20,7 @@ import array_api_compat
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from quiver.executors.base import DeviceFallback
 
 _NUMERIC_STORAGE = {
@@ -62,7 +63,8 @@ class DeviceBatch:
         try:
             return self.columns[self.names.index(name)]
         except ValueError:
-            raise KeyError(f"column {name!r} is not in the device batch; columns: {', '.join(self.names) or '(none)'}") from None
+            raise KeyError(f"column {name!r} is not in the device batch; "
+                           f"columns: {', '.join(self.names) or '(none)'}") from None
 
 
 def _is_string(t: pa.DataType) -> bool:
@@ -107,7 +109,8 @@ def _move(host: np.ndarray, xp: Any, device: Any) -> Any:
     return xp.asarray(host) if device is None else xp.asarray(host, device=device)
 
 
-def column_to_device(arr: pa.Array | pa.ChunkedArray, xp: Any, device: Any = None, name: str | None = None) -> DeviceColumn:
+def column_to_device(arr: pa.Array | pa.ChunkedArray, xp: Any, device: Any = None,
+                     name: str | None = None) -> DeviceColumn:
     """One Arrow array as a device column; TypeError when its type has no device representation,
     DeviceFallback (naming column `name`) when a decimal holds a value beyond 64 bits."""
     if isinstance(arr, pa.ChunkedArray):
@@ -124,7 +127,8 @@ def column_to_device(arr: pa.Array | pa.ChunkedArray, xp: Any, device: Any = Non
     if pa.types.is_decimal(t):
         values = _unscaled(arr, valid, name)
     else:
-        storage = arr.view(pa.int32()) if pa.types.is_date32(t) else arr.view(pa.int64()) if pa.types.is_timestamp(t) else arr
+        storage = (arr.view(pa.int32()) if pa.types.is_date32(t)
+                   else arr.view(pa.int64()) if pa.types.is_timestamp(t) else arr)
         filler = False if pa.types.is_boolean(t) else 0
         values = (storage.fill_null(filler) if valid is not None else storage).to_numpy(zero_copy_only=False)
     return DeviceColumn(_move(values, xp, device), None if valid is None else _move(valid, xp, device), t, dictionary)

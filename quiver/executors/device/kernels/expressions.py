@@ -19,6 +19,7 @@ from typing import Any
 import array_api_compat
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import (
@@ -185,9 +186,11 @@ def _cast_reason(expr: Cast) -> str | None:
     scalar = (T.NumericType, T.BooleanType)
     if isinstance(src, scalar) and isinstance(dst, scalar):
         if isinstance(dst, T.DecimalType) and isinstance(src, (T.FloatType, T.DoubleType)):
-            return "cast from floating point to decimal goes through the value's decimal text, which has no device kernel"
+            return ("cast from floating point to decimal goes through the value's decimal text, "
+                    "which has no device kernel")
         if isinstance(src, T.DecimalType) and isinstance(dst, (T.FloatType, T.DoubleType)) and src.precision > 15:
-            return f"cast from {src.simpleString()} to {dst.simpleString()} is exact on a device only up to precision 15"
+            return (f"cast from {src.simpleString()} to {dst.simpleString()} "
+                    "is exact on a device only up to precision 15")
         return None
     if isinstance(src, _TEMPORAL) and isinstance(dst, _TEMPORAL):
         return None
@@ -344,7 +347,8 @@ def _negate(expr: Negate, ctx: _Context) -> DeviceColumn:
     t = expr.dtype
     if isinstance(t, T.DecimalType) and t.precision > DECIMAL_INT64_PRECISION \
             and largest_magnitude(child.values, child.valid, ctx.xp) > INT64_MAX:
-        raise DeviceFallback(f"{expr.sql()} negates -2**63 unscaled, whose negation leaves the 64 bits of a device decimal")
+        raise DeviceFallback(f"{expr.sql()} negates -2**63 unscaled, whose negation leaves the 64 bits of a device "
+                             "decimal")
     return DeviceColumn(-child.values, child.valid, t.to_arrow())
 
 
@@ -466,7 +470,8 @@ def _comparable(left: DeviceColumn, right: DeviceColumn, xp: Any) -> tuple[Any, 
         return left.values, right.values
     a, b = left.values, right.values
     if a.dtype != b.dtype:
-        wide = xp.float64 if (xp.isdtype(a.dtype, "real floating") or xp.isdtype(b.dtype, "real floating")) else xp.int64
+        wide = xp.float64 if (xp.isdtype(a.dtype, "real floating")
+                              or xp.isdtype(b.dtype, "real floating")) else xp.int64
         a, b = xp.astype(a, wide), xp.astype(b, wide)
     if a.dtype == xp.bool:
         a, b = xp.astype(a, xp.int8), xp.astype(b, xp.int8)

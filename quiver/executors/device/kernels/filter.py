@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 import array_api_compat
+
 from quiver.executors.device.kernels.columns import DeviceBatch, DeviceColumn
 
 

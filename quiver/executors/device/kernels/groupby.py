@@ -15,6 +15,7 @@ from typing import Any
 
 import array_api_compat
 import pyarrow as pa
+
 from quiver.executors.base import DeviceFallback
 from quiver.executors.device.kernels.columns import (
     DECIMAL_INT64_PRECISION,
@@ -80,7 +81,8 @@ def group_by(keys: list[DeviceColumn], xp: Any, num_rows: int | None = None) -> 
     """
     if not keys:
         if num_rows is None:
-            raise ValueError("group_by without key columns needs num_rows, the number of rows to put in the global group")
+            raise ValueError("group_by without key columns needs num_rows, the number of rows to put in the global "
+                             "group")
         return [], xp.zeros((num_rows,), dtype=xp.int64), 1
     group_ids, n_groups = key_codes(keys, xp)
     segments = _segments(group_ids, n_groups, xp)

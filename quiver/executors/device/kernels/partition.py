@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+
 from quiver.executors.cpu.hashing import hash_array
 from quiver.executors.device.kernels.columns import (
     DeviceColumn,

@@ -11,9 +11,10 @@ from typing import Any
 
 import array_api_compat
 import numpy as np
+
 from quiver.engine.core.expressions import PythonUDF
-from quiver.executors.device.kernels.columns import DeviceColumn, to_host
 from quiver.engine.core.types import numpy_dtype
+from quiver.executors.device.kernels.columns import DeviceColumn, to_host
 
 
 def udf_reason(expr: PythonUDF) -> str | None:

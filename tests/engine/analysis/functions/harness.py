@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from quiver import functions as QF
+from quiver.engine.analysis.functions.catalog import lookup, result_type_of
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import Cast, Expr, ScalarFunction, UnresolvedColumn
-from quiver.engine.analysis.functions.catalog import lookup, result_type_of
 
 os.environ["TZ"] = "UTC"
 time.tzset()

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from quiver.engine.analysis.functions.catalog import SCALAR_FUNCTIONS, common_type, lookup
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
-from quiver.engine.analysis.functions.catalog import SCALAR_FUNCTIONS, common_type, lookup
 from quiver.executors.cpu.kernels import KERNELS
 
 
@@ -35,7 +35,8 @@ def test_unknown_function_suggests_close_names():
     ("sqrt", [T.BooleanType()], r"function sqrt: the first argument must be DOUBLE.*but it is boolean"),
     ("upper", [T.ArrayType(T.StringType())], r"function upper: the first argument must be STRING.*array<string>"),
     ("year", [T.IntegerType()], r"function year: the first argument must be DATE.*but it is int"),
-    ("date_add", [T.DateType(), T.LongType()], r"function date_add: the second argument must be INT, SMALLINT or TINYINT"),
+    ("date_add", [T.DateType(), T.LongType()],
+     r"function date_add: the second argument must be INT, SMALLINT or TINYINT"),
     ("size", [T.StringType()], r"function size: the first argument must be ARRAY or MAP"),
     ("if", [T.IntegerType(), T.IntegerType(), T.IntegerType()], r"function if: the first argument must be BOOLEAN"),
     ("greatest", [T.IntegerType(), T.StringType()], r"function greatest: arguments must share a type.*int, string"),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from quiver.engine.analysis.functions.catalog import result_type_of
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import Literal
-from quiver.engine.analysis.functions.catalog import result_type_of
 from tests.engine.analysis.functions.harness import TypedColumn, assert_name_and_type_match, case_id, pyspark_columns
 
 CASES: list[tuple[str, tuple]] = [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import lookup
+from quiver.engine.core import types as T
 from tests.engine.analysis.functions.harness import assert_name_and_type_match, case_id, pyspark_columns
 
 _UNARY_MATH = ["sqrt", "cbrt", "exp", "expm1", "ln", "log10", "log2", "log1p", "sin", "cos", "tan", "asin", "acos",

@@ -1,7 +1,7 @@
-"""quiver/engine/execution/runtime/ray.py on a real Ray cluster of three raylets on this machine (ray.cluster_utils.Cluster),
-on loopback: jobs agree with local[2], blocks are read from shared memory without a copy and freed
-once no stage needs them, device tasks ask Ray for GPUs and NPUs, and a killed worker or a dead node
-loses no rows."""
+"""quiver/engine/execution/runtime/ray.py on a real Ray cluster of three raylets on this machine
+(ray.cluster_utils.Cluster), on loopback: jobs agree with local[2], blocks are read from shared memory without
+a copy and freed once no stage needs them, device tasks ask Ray for GPUs and NPUs, and a killed worker or a
+dead node loses no rows."""
 from __future__ import annotations
 
 import os

@@ -82,13 +82,14 @@ def _run(master: str, env: dict[str, str]) -> list[str]:
         from quiver import functions as F
 
         spark = quiver.Session.builder.master({master!r}).getOrCreate()
-        rows = spark.range(0, 1000, numPartitions=3).groupBy((F.col("id") % 4).alias("k")).count().orderBy("k").collect()
+        rows = (spark.range(0, 1000, numPartitions=3).groupBy((F.col("id") % 4).alias("k")).count()
+                .orderBy("k").collect())
         print("rows", [(r.k, r["count"]) for r in rows])
         print("cpus", spark.sparkContext.defaultParallelism)
         spark.stop()
         print("still up", ray.is_initialized())
     """)
-    for attempt in range(2):
+    for _attempt in range(2):
         out = subprocess.run([sys.executable, "-c", program], env={**_without_ray_settings(), **env}, cwd=REPO,
                              capture_output=True, text=True, timeout=240)
         # Ray Client's proxy now and then loses the per-client server it forks ("Initialization failure from

@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import NOT_LITERAL, lookup
+from quiver.engine.core import types as T
 from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.kernels import KERNELS
 
@@ -46,7 +46,8 @@ COLUMNS = {
            dt.date(1970, 1, 1), dt.date(2027, 1, 1), dt.date(2024, 1, 15)],
     "ts": [dt.datetime(2024, 5, 15, 13, 45, 59, 987654), None, dt.datetime(1969, 12, 31, 23, 59, 59, 500000),
            dt.datetime(2024, 1, 5), dt.datetime(2024, 2, 29, 23, 59, 59), dt.datetime(2000, 1, 1, 12),
-           dt.datetime(2024, 12, 31, 0, 0, 0, 1000), dt.datetime(2024, 3, 15, 12), dt.datetime(1999, 12, 31, 23, 59, 59),
+           dt.datetime(2024, 12, 31, 0, 0, 0, 1000), dt.datetime(2024, 3, 15, 12),
+           dt.datetime(1999, 12, 31, 23, 59, 59),
            dt.datetime(2024, 1, 31, 6, 30), dt.datetime(2021, 1, 3, 1, 2, 3), dt.datetime(2024, 2, 29, 0, 0, 1),
            dt.datetime(1970, 1, 1), dt.datetime(2024, 7, 4, 18, 0, 0, 123000), dt.datetime(2030, 10, 10, 10, 10, 10),
            dt.datetime(2024, 1, 1, 0, 0)],

@@ -8,12 +8,11 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from quiver.engine.core import types as T
 from quiver.engine.analysis.functions.catalog import lookup
+from quiver.engine.core import types as T
 from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.kernels import KERNELS
 from tests.executors.cpu.kernels.harness import NAN, same
-
 
 FOLDING = [
     ("upper", ["abc"]), ("substring", ["abcdef", 2, 3]), ("concat_ws", ["-", "a", None, "b"]), ("round", [2.5, 0]),

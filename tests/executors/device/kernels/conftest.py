@@ -17,7 +17,8 @@ def _importable(name: str) -> bool:
     return True
 
 
-@pytest.fixture(scope="module", params=[n for n in _CANDIDATES if _importable(n)], ids=lambda name: name.rsplit(".", 1)[-1])
+@pytest.fixture(scope="module", params=[n for n in _CANDIDATES if _importable(n)],
+                ids=lambda name: name.rsplit(".", 1)[-1])
 def xp(request):
     """One array namespace; module-scoped so that hypothesis tests can use it."""
     return importlib.import_module(request.param)

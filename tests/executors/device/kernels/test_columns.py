@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.executors.base import DeviceFallback
 from quiver.executors.device.kernels.columns import (
     DeviceBatch,
@@ -127,7 +128,8 @@ def test_round_trip_property(xp, data, start):
 
 
 @pytest.mark.parametrize("t", [pa.decimal256(40, 2), pa.timestamp("ms"), pa.list_(pa.int64()),
-                               pa.binary(), pa.float16(), pa.date64(), pa.null(), pa.dictionary(pa.int32(), pa.int64())])
+                               pa.binary(), pa.float16(), pa.date64(), pa.null(),
+                               pa.dictionary(pa.int32(), pa.int64())])
 def test_unsupported_types_raise_a_type_error_naming_column_and_type(xp, t):
     assert not device_type_supported(t)
     batch = pa.record_batch({"ok": pa.array([1]), "bad": pa.nulls(1, t)})
@@ -135,8 +137,10 @@ def test_unsupported_types_raise_a_type_error_naming_column_and_type(xp, t):
         to_device(batch, xp)
 
 
-@pytest.mark.parametrize("t", [pa.int8(), pa.uint64(), pa.float32(), pa.bool_(), pa.date32(), pa.timestamp("us", tz="UTC"),
-                               pa.decimal128(18, 18), pa.decimal128(19, 2), pa.decimal128(38, 10), pa.large_string(), pa.dictionary(pa.int16(), pa.large_string())])
+@pytest.mark.parametrize("t",
+                         [pa.int8(), pa.uint64(), pa.float32(), pa.bool_(), pa.date32(), pa.timestamp("us", tz="UTC"),
+                               pa.decimal128(18, 18), pa.decimal128(19, 2), pa.decimal128(38, 10), pa.large_string(),
+                               pa.dictionary(pa.int16(), pa.large_string())])
 def test_supported_types(t):
     assert device_type_supported(t)
 

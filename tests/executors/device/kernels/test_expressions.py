@@ -11,8 +11,9 @@ import pyarrow as pa
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from quiver.engine.core import types as T
+
 from quiver.engine.analysis.analyzer import coerce
+from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import (
     Alias,
@@ -43,7 +44,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:Runtim
 
 A = AttributeRef("a", T.LongType(), True, new_expr_id())
 B = AttributeRef("b", T.LongType(), True, new_expr_id())
-I = AttributeRef("i", T.IntegerType(), True, new_expr_id())
+I32 = AttributeRef("i", T.IntegerType(), True, new_expr_id())
 X = AttributeRef("x", T.DoubleType(), True, new_expr_id())
 Y = AttributeRef("y", T.DoubleType(), True, new_expr_id())
 F = AttributeRef("f", T.FloatType(), True, new_expr_id())
@@ -55,7 +56,7 @@ S = AttributeRef("s", T.StringType(), True, new_expr_id())
 S2 = AttributeRef("s2", T.StringType(), True, new_expr_id())
 DT = AttributeRef("dt", T.DateType(), True, new_expr_id())
 TS = AttributeRef("ts", T.TimestampType(), True, new_expr_id())
-ATTRS = (A, B, I, X, Y, F, P, Q, D1, D2, S, S2, DT, TS)
+ATTRS = (A, B, I32, X, Y, F, P, Q, D1, D2, S, S2, DT, TS)
 
 small_int = st.one_of(st.none(), st.integers(-20, 20), st.sampled_from([2**62, -(2**63), 2**31 + 5, -(2**31) - 3]))
 int32 = st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1), st.integers(-5, 5))
@@ -63,7 +64,8 @@ special = st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.5, -2.5, 3.0, 0.5, 
                                                 float("nan"), float("inf"), float("-inf"), 1e300]))
 maybe_bool = st.one_of(st.none(), st.booleans())
 dec72 = st.one_of(st.none(), st.decimals(min_value=D("-99999.99"), max_value=D("99999.99"), places=2,
-                                         allow_nan=False, allow_infinity=False), st.sampled_from([D("-0.05"), D("2.55")]))
+                                         allow_nan=False, allow_infinity=False),
+                  st.sampled_from([D("-0.05"), D("2.55")]))
 dec53 = st.one_of(st.none(), st.decimals(min_value=D("-99.999"), max_value=D("99.999"), places=3,
                                          allow_nan=False, allow_infinity=False))
 text = st.one_of(st.none(), st.sampled_from(["a", "b", "", "ab", "é"]))
@@ -106,15 +108,17 @@ def lit(v, t=None):
 
 
 ARITHMETIC = [BinaryArithmetic(op, left, right) for op in ("+", "-", "*", "/", "%")
-              for left, right in ((A, B), (X, Y), (I, A), (F, X), (A, lit(3)), (lit(-7), I), (F, F), (I, I))]
+              for left, right in ((A, B), (X, Y), (I32, A), (F, X), (A, lit(3)), (lit(-7), I32), (F, F), (I32, I32))]
 DECIMAL = [BinaryArithmetic("+", D1, D2), BinaryArithmetic("-", D2, D1), BinaryArithmetic("*", D1, D2),
            BinaryArithmetic("+", D1, lit(1)), BinaryArithmetic("*", D2, lit(D("-1.5"))), Negate(D1),
-           BinaryArithmetic("-", BinaryArithmetic("*", D2, D2), D2), BinaryArithmetic("*", D1, I),
+           BinaryArithmetic("-", BinaryArithmetic("*", D2, D2), D2), BinaryArithmetic("*", D1, I32),
            BinaryArithmetic("+", D1, X)]
 COMPARISONS = [Comparison(op, left, right) for op in ("=", "<", "<=", ">", ">=", "<=>")
-               for left, right in ((A, B), (X, Y), (F, X), (I, A), (P, Q), (D1, D2), (DT, lit(dt.date(2000, 1, 1))),
-                                   (TS, DT), (X, lit(float("nan"))), (A, lit(None, T.LongType())), (D1, lit(D("1.50"))))]
-STRINGS = [Comparison("=", S, lit("a")), Comparison("=", S, S2), Comparison("<=>", S, S2), Comparison("=", lit("b"), S2),
+               for left, right in ((A, B), (X, Y), (F, X), (I32, A), (P, Q), (D1, D2), (DT, lit(dt.date(2000, 1, 1))),
+                                   (TS, DT), (X, lit(float("nan"))), (A, lit(None, T.LongType())),
+                                   (D1, lit(D("1.50"))))]
+STRINGS = [Comparison("=", S, lit("a")), Comparison("=", S, S2), Comparison("<=>", S, S2),
+           Comparison("=", lit("b"), S2),
            Comparison("<=>", S, lit(None, T.StringType())), Not(Comparison("=", S, lit("zz"))),
            In(S, (lit("a"), lit(""))), In(S, (lit("b"), lit(None, T.StringType()))), In(S, (S2, lit("a"))),
            S, Alias(S2, "t"), lit("const"), lit(None, T.StringType()),
@@ -125,16 +129,16 @@ LOGIC = [And(P, Q), Or(P, Q), Not(P), And(P, lit(None, T.BooleanType())), Or(lit
          In(X, (lit(float("nan")), lit(0.0))), In(X, (lit(-0.0), lit(1.5))), In(X, (Y, lit(3.0))), In(X, (A,)),
          In(D1, (lit(D("2.55")), lit(D("-0.05")))), In(DT, (lit(dt.date(2000, 1, 1)),)), In(P, (lit(True),)),
          In(A, (B, lit(None, T.LongType()))), In(A, (lit(1, T.LongType()), lit(-7, T.LongType()))),
-         In(A, (lit(2**62, T.LongType()), lit(None, T.LongType()))), In(I, (lit(None, T.IntegerType()),)),
+         In(A, (lit(2**62, T.LongType()), lit(None, T.LongType()))), In(I32, (lit(None, T.IntegerType()),)),
          In(D1, (lit(D("2.55"), T.DecimalType(7, 2)), lit(D("-123.45"), T.DecimalType(7, 2))))]
-CASTS = [Cast(c, t) for c in (X, F, A, I, D1, D2, P)
+CASTS = [Cast(c, t) for c in (X, F, A, I32, D1, D2, P)
          for t in (T.LongType(), T.IntegerType(), T.ShortType(), T.ByteType(), T.DoubleType(), T.FloatType(),
                    T.BooleanType())] + \
-        [Cast(A, T.DecimalType(5, 2)), Cast(I, T.DecimalType(18, 0)), Cast(D1, T.DecimalType(6, 1)),
+        [Cast(A, T.DecimalType(5, 2)), Cast(I32, T.DecimalType(18, 0)), Cast(D1, T.DecimalType(6, 1)),
          Cast(D1, T.DecimalType(4, 2)), Cast(D2, T.DecimalType(18, 10)), Cast(D2, T.DecimalType(2, 0)),
          Cast(P, T.DecimalType(3, 1)), Cast(DT, T.TimestampType()), Cast(TS, T.DateType()), Cast(X, X.dtype)]
 CASES = [CaseWhen((Comparison(">", A, lit(0)), IsNull(X)), (X, lit(-1.0)), Y),
-         CaseWhen((P,), (D1,), None), CaseWhen((Q, P), (I, A), lit(7)),
+         CaseWhen((P,), (D1,), None), CaseWhen((Q, P), (I32, A), lit(7)),
          Alias(Negate(BinaryArithmetic("*", A, lit(2))), "n"), Negate(X), Negate(F), lit(5), lit(None, T.DoubleType()),
          lit(dt.date(2024, 2, 29)), lit(D("-3.25")), lit(True), lit(dt.datetime(2001, 2, 3, 4, 5, 6, 7))]
 EXPRESSIONS = ARITHMETIC + DECIMAL + COMPARISONS + STRINGS + LOGIC + CASTS + CASES
@@ -152,8 +156,10 @@ def test_every_supported_expression_matches_the_cpu_executor(xp, data):
 FIXED_ROWS = [
     (7, 0, -7, 5.5, 0.0, float("nan"), True, None, D("-123.45"), D("0.005"), "a", "a", dt.date(1969, 12, 31), -1),
     (-7, 3, 2**31 - 1, -5.5, -0.0, -0.0, False, False, D("99999.99"), D("-99.999"), "b", None, None, 86_400_000_000),
-    (None, -3, None, float("inf"), float("inf"), 1e20, None, True, None, D("1.000"), None, "a", dt.date(2000, 1, 1), None),
-    (-(2**63), -2, -(2**31), float("nan"), float("nan"), float("-inf"), True, True, D("0.05"), D("-0.500"), "", "", None,
+    (None, -3, None, float("inf"), float("inf"), 1e20, None, True, None, D("1.000"), None, "a", dt.date(2000, 1, 1),
+     None),
+    (-(2**63), -2, -(2**31), float("nan"), float("nan"), float("-inf"), True, True, D("0.05"), D("-0.500"), "", "",
+     None,
      -86_400_000_001),
 ]
 
@@ -233,7 +239,7 @@ W = AttributeRef("w", T.DecimalType(38, 4), True, new_expr_id())
 V = AttributeRef("v", T.DecimalType(25, 2), True, new_expr_id())
 Z = AttributeRef("z", T.DecimalType(20, 0), True, new_expr_id())
 R = AttributeRef("r", T.DecimalType(38, 19), True, new_expr_id())
-WIDE_ATTRS = (PRICE, DISC, W, V, Z, R, A, I)
+WIDE_ATTRS = (PRICE, DISC, W, V, Z, R, A, I32)
 
 
 def _wide_batch(data) -> pa.RecordBatch:
@@ -260,14 +266,15 @@ CHARGE = BinaryArithmetic("*", BinaryArithmetic("*", PRICE, BinaryArithmetic("-"
                           BinaryArithmetic("+", lit(1), DISC))
 WIDE_EXPRESSIONS = [
     BinaryArithmetic("*", PRICE, BinaryArithmetic("-", lit(1), DISC)), CHARGE, BinaryArithmetic("+", W, V),
-    BinaryArithmetic("-", V, W), BinaryArithmetic("*", W, W), BinaryArithmetic("*", W, PRICE), BinaryArithmetic("+", Z, W),
+    BinaryArithmetic("-", V, W), BinaryArithmetic("*", W, W), BinaryArithmetic("*", W, PRICE),
+    BinaryArithmetic("+", Z, W),
     BinaryArithmetic("-", W, lit(D("0.0001"))), BinaryArithmetic("*", W, lit(D("0.5"))), Negate(W), Negate(Z),
     Comparison("<", W, V), Comparison("=", Z, W), Comparison(">=", V, PRICE), Comparison("<=>", W, W),
     In(W, (lit(D("1.5")), lit(D("-0.0005")))), CaseWhen((Comparison(">", W, lit(0)),), (W,), V),
     Cast(W, T.DecimalType(10, 2)), Cast(W, T.DecimalType(38, 3)), Cast(W, T.DecimalType(38, 0)),
     Cast(V, T.DecimalType(38, 10)), Cast(Z, T.DecimalType(19, 1)), Cast(W, T.LongType()), Cast(Z, T.IntegerType()),
     Cast(R, T.LongType()), Cast(R, T.DecimalType(38, 0)), Cast(R, T.DecimalType(20, 1)), Cast(R, T.DecimalType(38, 18)),
-    Cast(A, T.DecimalType(20, 0)), Cast(I, T.DecimalType(38, 8)), Cast(DISC, T.DecimalType(38, 18)),
+    Cast(A, T.DecimalType(20, 0)), Cast(I32, T.DecimalType(38, 8)), Cast(DISC, T.DecimalType(38, 18)),
 ]
 
 
@@ -321,7 +328,8 @@ def test_wide_decimals_round_half_up_and_null_beyond_precision_as_spark(xp):
                                                   None, None]
     assert run(Cast(R, T.DecimalType(38, 0))) == [D(1), D(-1), D(0), D(-1), D(1), D(0), D(0)]
     assert run(Cast(R, T.LongType())) == [0] * 7
-    assert run(BinaryArithmetic("*", W, lit(D("0.5"))))[:4] == [D("0.00025"), D("-0.00025"), D("0.00020"), D("-0.00075")]
+    assert run(BinaryArithmetic("*", W, lit(D("0.5"))))[:4] == [D("0.00025"), D("-0.00025"), D("0.00020"),
+                                                                D("-0.00075")]
     product = BinaryArithmetic("*", W, lit(D("0.0010")))  # 8 places rounded to Spark's 6 (decimal(38,6))
     assert run(product)[:4] == [D("0.000001"), D("-0.000001"), D("0.000000"), D("-0.000002")]
 

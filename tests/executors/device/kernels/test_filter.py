@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.executors.device.kernels.columns import (
     DeviceColumn,
     column_to_device,
@@ -29,7 +30,8 @@ def _batch(data) -> pa.RecordBatch:
 
 
 def _rows(batch: pa.RecordBatch) -> list:
-    return [tuple(("nan",) if isinstance(v, float) and math.isnan(v) else v for v in r.values()) for r in batch.to_pylist()]
+    return [tuple(("nan",) if isinstance(v, float) and math.isnan(v) else v for v in r.values())
+            for r in batch.to_pylist()]
 
 
 @settings(max_examples=50, deadline=None)
@@ -71,7 +73,8 @@ def test_take_from_an_empty_side_gives_all_null_rows(xp):
 def test_a_null_mask_slot_drops_the_row_whatever_value_it_holds(xp):
     """A computed mask may hold true behind a null (0 = 0 in two null slots); the row still goes."""
     batch = _batch([(1, "a", 1.0, True), (2, "b", 2.0, True), (3, "c", 3.0, True)])
-    mask = DeviceColumn(xp.asarray(np.array([True, True, False])), xp.asarray(np.array([True, False, True])), pa.bool_())
+    mask = DeviceColumn(xp.asarray(np.array([True, True, False])), xp.asarray(np.array([True, False, True])),
+                        pa.bool_())
     assert to_arrow(filter_batch(to_device(batch, xp), mask, xp)).column("i").to_pylist() == [1]
 
 

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.executors.base import DeviceFallback
 from quiver.executors.device.kernels.columns import column_to_arrow, to_device, to_host
 from quiver.executors.device.kernels.groupby import REDUCTIONS, group_by, segment_reduce
@@ -82,11 +83,13 @@ def _expected(values: list, fn: str):
 
 
 VALUE_REDUCTIONS = {"vi": ("sum", "count", "count_all", "min", "max"), "vf": ("sum", "count", "min", "max"),
-                    "vd": ("sum", "min", "max"), "vb": ("any", "all", "count", "min", "max"), "vs": ("min", "max", "count")}
+                    "vd": ("sum", "min", "max"), "vb": ("any", "all", "count", "min", "max"),
+                    "vs": ("min", "max", "count")}
 
 
 @settings(max_examples=60, deadline=None)
-@given(data=st.lists(row, max_size=40), key_names=st.lists(st.sampled_from(["ki", "kf", "ks"]), unique=True, max_size=3))
+@given(data=st.lists(row, max_size=40),
+       key_names=st.lists(st.sampled_from(["ki", "kf", "ks"]), unique=True, max_size=3))
 def test_group_by_and_every_reduction_match_a_python_group_by(xp, data, key_names):
     batch = _batch(data)
     device = to_device(batch, xp)

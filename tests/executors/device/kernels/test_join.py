@@ -1,6 +1,6 @@
-"""quiver/executors/device/kernels/join.py: matched row pairs, in their documented order, against a nested-loop join with
-Spark's key equality (null never matches, NaN = NaN, -0.0 = 0.0, strings by value), and against
-pyarrow's hash join for integer and string keys."""
+"""quiver/executors/device/kernels/join.py: matched row pairs, in their documented order, against a
+nested-loop join with Spark's key equality (null never matches, NaN = NaN, -0.0 = 0.0, strings by value), and
+against pyarrow's hash join for integer and string keys."""
 from __future__ import annotations
 
 import math
@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.executors.device.kernels.columns import to_device, to_host
 from quiver.executors.device.kernels.join import JOIN_TYPES, join_indices
 
@@ -101,7 +102,8 @@ def test_string_keys_match_by_value_across_different_dictionaries(xp):
 
 
 def test_keys_of_different_integer_widths_and_float_widths_join(xp):
-    left = to_device(pa.record_batch({"k": pa.array([1, 2, 3], pa.int32()), "f": pa.array([0.5, -0.0, 2.0], pa.float32())}), xp)
+    left = to_device(pa.record_batch({"k": pa.array([1, 2, 3], pa.int32()),
+                                      "f": pa.array([0.5, -0.0, 2.0], pa.float32())}), xp)
     right = to_device(pa.record_batch({"k": pa.array([3, 1], pa.int64()), "f": pa.array([2.0, 0.5])}), xp)
     li, ri = join_indices([left.column("k"), left.column("f")], [right.column("k"), right.column("f")], "inner", xp)
     assert list(zip(to_host(li).tolist(), to_host(ri).tolist())) == [(0, 1), (2, 0)]

@@ -11,10 +11,11 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.executors.cpu.hashing import hash_columns
+from quiver.executors.cpu.partitioning import hash_partition_ids as cpu_hash_partition_ids
 from quiver.executors.device.kernels.columns import column_to_device, to_host
 from quiver.executors.device.kernels.partition import column_hashes, hash_partition_ids
-from quiver.executors.cpu.partitioning import hash_partition_ids as cpu_hash_partition_ids
 
 STRATEGIES = {
     "i8": (pa.int8(), st.integers(-128, 127)),
@@ -43,7 +44,8 @@ def key_columns(draw):
     for kind in kinds:
         t, values = STRATEGIES[kind]
         data = draw(st.lists(st.one_of(st.none(), values), min_size=n, max_size=n))
-        columns.append(pa.array(data, t.value_type).dictionary_encode() if pa.types.is_dictionary(t) else pa.array(data, t))
+        columns.append(pa.array(data, t.value_type).dictionary_encode() if pa.types.is_dictionary(t)
+                       else pa.array(data, t))
     return columns
 
 

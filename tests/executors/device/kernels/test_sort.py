@@ -1,5 +1,6 @@
-"""quiver/executors/device/kernels/sort.py against the CPU executor's `quiver/executors/cpu/sort.py`: the very same permutation
-(ties included) for every key type, direction and null placement; top-k against the CPU's top-k."""
+"""quiver/executors/device/kernels/sort.py against the CPU executor's `quiver/executors/cpu/sort.py`: the very
+same permutation (ties included) for every key type, direction and null placement; top-k against the CPU's
+top-k."""
 from __future__ import annotations
 
 import datetime as dt
@@ -10,6 +11,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from quiver.engine.core.expressions import Literal, SortOrder
 from quiver.executors.cpu import sort as cpu
 from quiver.executors.device.kernels.columns import column_to_device, to_host

@@ -2,7 +2,6 @@
 mapInArrow with a resource profile asking for a GPU runs in the GPU executor's task."""
 from __future__ import annotations
 
-
 import pyarrow as pa
 
 import quiver

@@ -60,8 +60,8 @@ def test_with_column_and_then_filter_group():
 
 
 def test_explode_of_built_arrays_and_select_star():
-    same(lambda spark, F, T, Window: data(spark).select("*", F.explode(F.array("id", F.lit(0)))).drop("m", "rows",
-                                                                                                      "nested"))
+    same(lambda spark, F, T, Window:
+         data(spark).select("*", F.explode(F.array("id", F.lit(0)))).drop("m", "rows", "nested"))
     same(lambda spark, F, T, Window: data(spark).select(F.explode(F.sequence(F.lit(1), "id")).alias("n"), "id"))
     same(lambda spark, F, T, Window: spark.range(3).select(F.explode(F.array_repeat("id", 2))))
 

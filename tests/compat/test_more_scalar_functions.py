@@ -113,7 +113,6 @@ def test_new_functions_in_sql():
         return spark.sql("SELECT id, format_string('%s-%d', s, n), printf('%s', t), base64(s), unbase64('YWJj'), "
                          "levenshtein(s, t), soundex(t), format_number(d, 1), pmod(n, 4), conv('101', 2, 10), bin(n), "
                          "hex(n), unhex('4142'), make_date(2020, 1, id), next_day(DATE'2024-05-01', 'FRI'), "
-                         "substring_index(s, ',', 1), left(t, 2), right(t, 2), split_part(s, ',', 2), replace(t, 'a', "
-                         "'') "
-                         "FROM more_strings")
+                         "substring_index(s, ',', 1), left(t, 2), right(t, 2), split_part(s, ',', 2), "
+                         "replace(t, 'a', '') FROM more_strings")
     assert_same(program, shuffle_partitions=(1,), conf=NON_ANSI)

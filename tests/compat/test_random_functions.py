@@ -98,8 +98,8 @@ def test_sample_fraction_determinism_and_replacement(api):
     df = spark.range(0, 100_000, 1, 4)
     n = df.sample(0.1, seed=1).count()
     assert abs(n - 10_000) < 500
-    assert sorted(r.id for r in df.sample(False, 0.01, 5).collect()) == sorted(r.id
-                                                                               for r in df.sample(0.01, 5).collect())
+    assert (sorted(r.id for r in df.sample(False, 0.01, 5).collect())
+            == sorted(r.id for r in df.sample(0.01, 5).collect()))
     assert df.sample(fraction=0.0, seed=1).count() == 0
     assert df.sample(fraction=1.0, seed=1).count() == 100_000
     with_replacement = df.sample(True, 2.0, 3)

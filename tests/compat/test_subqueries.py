@@ -113,8 +113,8 @@ SCALAR = {
 IN = {
     "in_basic": "SELECT name FROM sq_people WHERE dept_id IN (SELECT dept_id FROM sq_depts)",
     "in_null_probe_and_null_in_list": "SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM sq_b)",
-    "not_in_null_in_subquery_gives_nothing": "SELECT name FROM sq_people WHERE dept_id NOT IN (SELECT dept_id FROM "
-                                             "sq_depts)",
+    "not_in_null_in_subquery_gives_nothing": "SELECT name FROM sq_people "
+                                             "WHERE dept_id NOT IN (SELECT dept_id FROM sq_depts)",
     "not_in_null_probe_excluded":
         "SELECT name FROM sq_people WHERE dept_id NOT IN (SELECT dept_id FROM sq_depts WHERE dept_id IS NOT NULL)",
     "not_in_empty_subquery_keeps_null_probe":
@@ -140,16 +140,16 @@ IN = {
         "WHERE p.dept_id NOT IN (SELECT d.dept_id FROM sq_depts d WHERE d.hq = p.city)",
     "not_in_correlated_with_nulls":
         "SELECT a.k, a.v FROM sq_a a WHERE a.v NOT IN (SELECT b.w FROM sq_b b WHERE b.k = a.k)",
-    "in_two_subqueries": "SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM sq_b) AND v IN (SELECT v FROM sq_a WHERE v > "
-                         "15)",
+    "in_two_subqueries": "SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM sq_b) "
+                         "AND v IN (SELECT v FROM sq_a WHERE v > 15)",
     "in_and_not_in": "SELECT k, v FROM sq_a WHERE k IN (SELECT k FROM sq_b) AND k NOT IN (SELECT k FROM sq_empty)",
     "in_multi_column": "SELECT k, v FROM sq_a WHERE (k, v) IN (SELECT k, v FROM sq_a WHERE v > 15)",
 }
 
 
 EXISTS = {
-    "exists_correlated": "SELECT d.dept_name FROM sq_depts d WHERE EXISTS (SELECT 1 FROM sq_people p WHERE p.dept_id = "
-                         "d.dept_id)",
+    "exists_correlated": "SELECT d.dept_name FROM sq_depts d "
+                         "WHERE EXISTS (SELECT 1 FROM sq_people p WHERE p.dept_id = d.dept_id)",
     "not_exists_correlated":
         "SELECT d.dept_name FROM sq_depts d WHERE NOT EXISTS (SELECT 1 FROM sq_people p WHERE p.dept_id = d.dept_id)",
     "exists_extra_non_equality":

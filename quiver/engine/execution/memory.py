@@ -51,5 +51,5 @@ def _glibc_mallopt() -> bool:
         mallopt = libc.mallopt
     except (OSError, AttributeError):
         return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, GLIBC_MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD,
-                                                                                   GLIBC_TRIM_THRESHOLD))
+    return (bool(mallopt(_M_MMAP_THRESHOLD, GLIBC_MMAP_THRESHOLD))
+            and bool(mallopt(_M_TRIM_THRESHOLD, GLIBC_TRIM_THRESHOLD)))

@@ -49,8 +49,8 @@ def join_tables(
     return _assemble(left, right, how, li, ri, output)
 
 
-def _key_matches(left: pa.Table, right: pa.Table, lk: tuple[Expr, ...], rk: tuple[Expr, ...]) -> tuple[np.ndarray,
-                                                                                                       np.ndarray]:
+def _key_matches(left: pa.Table, right: pa.Table, lk: tuple[Expr, ...],
+                 rk: tuple[Expr, ...]) -> tuple[np.ndarray, np.ndarray]:
     lbatch = _as_batch(left)
     rbatch = _as_batch(right)
     lcols = {f"k{i}": evaluate_array(e, lbatch) for i, e in enumerate(lk)}

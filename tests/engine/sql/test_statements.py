@@ -158,8 +158,8 @@ def assert_same_frames(ref: Any, got: Any, query: str, ordered: bool = False) ->
 UNORDERED = [
     # literals as Spark types them, and the names it gives them
     "SELECT 1, 2147483648, -2147483648, 1.5, 0.5, 100.0, 1.5D, 1e3, 10L, 1S, 1Y, 1.5BD, 'x', true, NULL",
-    "SELECT DATE '2024-01-31' AS d, TIMESTAMP '2024-01-31 10:11:12' AS ts, DATE '2024-02-29' = hired AS same FROM "
-    "people",
+    "SELECT DATE '2024-01-31' AS d, TIMESTAMP '2024-01-31 10:11:12' AS ts, DATE '2024-02-29' = hired AS same "
+    "FROM people",
     "SELECT 1 + 1, 'a' AS s, -(2), 7 % 3",
     # arithmetic, comparison, logic, null tests
     "SELECT id, age + 1, age - id, salary * 2, salary / 4, id % 3, -age, age * 1.5 FROM people",
@@ -286,8 +286,8 @@ def test_expression_strings_in_the_dataframe_api(pyspark_sql, quiver_sql):
     def program(spark, F):
         df = spark.table("people").filter("age > 25 AND city IS NOT NULL")
         return (df.selectExpr("name", "age BETWEEN 30 AND 40", "cast(age AS bigint)", "salary * 2 AS double_pay")
-                .join(df.groupBy("city").agg(F.expr("count(*)"), F.expr("avg(salary) AS pay")).selectExpr("city AS c",
-                                                                                                          "pay"),
+                .join(df.groupBy("city").agg(F.expr("count(*)"), F.expr("avg(salary) AS pay"))
+                      .selectExpr("city AS c", "pay"),
                       F.expr("1 = 1"), "cross"))
     assert_same_frames(program(pyspark_sql, PF), program(quiver_sql, QF), "selectExpr / filter / F.expr")
 
@@ -326,8 +326,8 @@ def test_sql_only_syntax_computes_plain_nodes_under_spark_names():
     cond = parse_expression("IF(a > 1, 'x', 'y')")
     assert isinstance(cond, Alias) and cond.name == "(IF((a > 1), x, y))" and isinstance(cond.child, CaseWhen)
     cast = parse_expression("CAST(a AS decimal(10, 2))")
-    assert isinstance(cast, Alias) and cast.name == "a" and cast.child == Cast(UnresolvedColumn(("a",)),
-                                                                               T.DecimalType(10, 2))
+    assert (isinstance(cast, Alias) and cast.name == "a"
+            and cast.child == Cast(UnresolvedColumn(("a",)), T.DecimalType(10, 2)))
 
 
 # ---------------------------------------------------------------- errors

@@ -60,8 +60,8 @@ CHARGE = BinaryArithmetic("*", BinaryArithmetic("*", PRICE, BinaryArithmetic("-"
 ], ids=["charge", "discounted", "difference", "deep"])
 def test_matches_decimal_arithmetic_rounded_per_node(expr):
     rng = random.Random(7)
-    prices = [decimal.Decimal(rng.randint(-10**7, 10**7)).scaleb(-2) for _ in range(2000)] + [None,
-                                                                                              decimal.Decimal("0.05")]
+    prices = ([decimal.Decimal(rng.randint(-10**7, 10**7)).scaleb(-2) for _ in range(2000)]
+              + [None, decimal.Decimal("0.05")])
     rates = [decimal.Decimal(rng.randint(0, 10)).scaleb(-2) for _ in range(2000)] + [decimal.Decimal("0.01"), None]
     batch = _batch(prices, rates)
     out = fixed_point_decimal(expr, batch)

@@ -35,8 +35,8 @@ def test_boolean_identities_drop_the_constant_side(spark, run_plan):
         folded = fold_constants(q._plan)
         assert folded.condition.sql() in (kept, "(id > 1)")
         assert run_plan(folded) == run_plan(q._plan) == [(2,), (3,), (4,)]
-    assert fold_constants(df.filter(F.lit(False) & (F.col("id") > 1))._plan).condition == Literal(False,
-                                                                                                  T.BooleanType())
+    assert (fold_constants(df.filter(F.lit(False) & (F.col("id") > 1))._plan).condition
+            == Literal(False, T.BooleanType()))
     assert fold_constants(df.filter((F.col("id") > 1) | F.lit(True))._plan).condition == Literal(True, T.BooleanType())
 
 

@@ -61,8 +61,8 @@ def _floor_ceil_type(types: list[DataType], literals: list[Any]) -> DataType:
         elif not isinstance(t, T.DecimalType):
             t = T.DecimalType(30, 15)
         scale = literals[1] if len(literals) > 1 else 0
-        return _rounded_decimal(t, scale) if isinstance(scale, int) else T.DecimalType(min(t.precision + 1, 38),
-                                                                                       t.scale)
+        return (_rounded_decimal(t, scale) if isinstance(scale, int)
+                else T.DecimalType(min(t.precision + 1, 38), t.scale))
     if isinstance(t, T.DecimalType):
         return T.DecimalType(min(t.precision - t.scale + 1, 38), 0)
     return T.LongType()
@@ -117,8 +117,8 @@ for _name in ("round", "bround"):
              shown_with_defaults(_name, 2, ("0",)), _round_type)
 for _name, _shown in (("floor", "FLOOR"), ("ceil", "CEIL"), ("ceiling", "ceiling")):
     register(_name, 1, 2, lambda types: _floor_ceil_type(types, [NOT_LITERAL] * len(types)), takes(_name, NUMERIC, INT),
-             (lambda shown, lower: lambda args: f"{shown if len(args) == 1 else lower}({', '.join(args)})")(_shown,
-                                                                                                            _name),
+             (lambda shown, lower: lambda args: f"{shown if len(args) == 1 else lower}({', '.join(args)})")(
+                 _shown, _name),
              _floor_ceil_type)
 for _name in ("greatest", "least"):
     register(_name, 2, None, common_result_type(_name, False), to_common_type(_name, False))

@@ -294,8 +294,7 @@ def _update(arr: pa.Array, h: np.ndarray, algorithm: str) -> None:
         bytes_(offsets, data, valid, h)
     else:
         raise QuiverError(f"{'hash' if algorithm == 'murmur3' else 'xxhash64'}: values of type {t} cannot be hashed "
-                          "yet; "
-                          "hash their fields or elements, or cast them to string")
+                          "yet; hash their fields or elements, or cast them to string")
 
 
 def spark_hash(columns: list[pa.Array], algorithm: str, seed: int = 42) -> np.ndarray:

@@ -17,8 +17,8 @@ from quiver.executors.device.kernels.groupby import key_codes
 JOIN_TYPES = ("inner", "left", "right", "full", "left_semi", "left_anti")
 
 
-def join_indices(left_keys: list[DeviceColumn], right_keys: list[DeviceColumn], how: str, xp: Any) -> tuple[Any,
-                                                                                                            Any | None]:
+def join_indices(left_keys: list[DeviceColumn], right_keys: list[DeviceColumn], how: str,
+                 xp: Any) -> tuple[Any, Any | None]:
     """(left_idx, right_idx) int64 row pairs of the join; -1 on an outer join's unmatched side.
 
     Inner and left joins list pairs by left row, then right row; right joins by right row. Semi and

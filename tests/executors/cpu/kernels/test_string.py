@@ -60,8 +60,8 @@ def test_literal_value_with_a_column_pattern_runs_per_distinct_pattern():
     patterns = pa.array(["a%", "%c", None, "a%"])
     assert KERNELS["like"]([pa.scalar("abc"), patterns], T.BooleanType()).to_pylist() == [True, True, None, True]
     widths = pa.array([1, 3, 5, 3], pa.int32())
-    assert KERNELS["lpad"]([pa.scalar("ab"), widths, pa.scalar("-")], T.StringType()).to_pylist() == ["a", "-ab",
-                                                                                                      "---ab", "-ab"]
+    assert (KERNELS["lpad"]([pa.scalar("ab"), widths, pa.scalar("-")], T.StringType()).to_pylist()
+            == ["a", "-ab", "---ab", "-ab"])
 
 
 def test_bad_regex_and_replacement_errors_name_the_function():

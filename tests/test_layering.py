@@ -52,14 +52,10 @@ KNOWN_DEBT: dict[str, frozenset[tuple[str, str]]] = {
         ("quiver.engine.sql.views", _SESSION),
         ("quiver.engine.sql.expressions", "quiver.engine.sql.windows"),
     }),
-    # A QueryExecution takes the Session itself and draws its own plan picture. Next: an execution-context
-    # protocol (conf, cache, block store, scheduler, placement) that Session implements, and plan_graph
-    # taking a QueryExecution only, with DataFrame.explain(mode="graph") building it.
+    # A QueryExecution takes the Session itself. Next: an execution-context protocol (conf, cache, block
+    # store, scheduler, placement) that Session implements.
     "execution asks the session": frozenset({
         ("quiver.engine.execution.query_execution", _SESSION),
-        ("quiver.engine.execution.query_execution", "quiver.engine.ui.plan_graph"),
-        ("quiver.engine.ui.plan_graph", "quiver.engine.api.dataframe"),
-        ("quiver.engine.ui.plan_graph", "quiver.engine.execution.query_execution"),
     }),
     # The API's classes construct one another (DataFrame.groupBy -> GroupedData.agg -> DataFrame, F.expr ->
     # the SQL parser -> Column). Next: GroupedData, readers, sampling and UDFs return results through the
@@ -71,7 +67,6 @@ KNOWN_DEBT: dict[str, frozenset[tuple[str, str]]] = {
         ("quiver.engine.api.dataframe", "quiver.engine.api.sampling"),
         ("quiver.engine.api.dataframe", "quiver.engine.api.udf"),
         ("quiver.engine.api.dataframe", "quiver.engine.sql.statements"),
-        ("quiver.engine.api.dataframe", "quiver.engine.ui.plan_graph"),
         ("quiver.engine.api.functions.columns", "quiver.engine.sql.statements"),
         ("quiver.engine.api.sampling", "quiver.engine.api.functions"),
         (_SESSION, "quiver.engine.api.dataframe"),

@@ -38,6 +38,7 @@ from quiver.engine.core.expressions import (
 from quiver.engine.core.row import Row
 from quiver.engine.execution.query_execution import QueryExecution, explain_mode
 from quiver.engine.ui.display import format_value, html_table, show_string
+from quiver.engine.ui.plan_graph import explain_graph
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -648,8 +649,6 @@ class DataFrame:
             raise ConfigurationError(f"explain(path=...) is for mode='graph', not mode={chosen!r}")
         qe = QueryExecution(self._session, self._plan, describe_only=True)
         if chosen == "graph":
-            from quiver.engine.ui.plan_graph import explain_graph
-
             explain_graph(qe, path)
             return
         print(qe.explain_string(chosen))

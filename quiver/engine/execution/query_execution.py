@@ -36,8 +36,6 @@ from quiver.planners.placement import StagePlacement, place_stage
 from quiver.planners.stages import StageGraph, split_stages
 
 if TYPE_CHECKING:
-    import graphviz
-
     from quiver.engine.api.session import Session
 
 # PySpark's explain modes, and ours: "graph" draws the stage DAG with each operator's device.
@@ -268,7 +266,7 @@ class QueryExecution:
         weakref.finalize(self, self.session._store.drop, blocks)
         return relation
 
-    def _release(self) -> None:
+    def release(self) -> None:
         """Drop the blocks of the aggregates this query computed once for its subqueries and itself."""
         for blocks in self._reused:
             self.session._store.drop(blocks)
@@ -302,7 +300,7 @@ class QueryExecution:
         try:
             return self.session._scheduler.run_job(self.stages, result_task)
         finally:
-            self._release()
+            self.release()
 
     def to_table(self) -> pa.Table:
         """The whole result as one Arrow table with the user's column names, in partition order."""
@@ -321,15 +319,6 @@ class QueryExecution:
                     f"(quiver.devices = {self.session.conf.get('quiver.devices')})")
         return "\n".join(self.session.place(s.id, s.root).describe() for s in self.stages.stages)
 
-    def graph(self) -> graphviz.Digraph:
-        """The stage DAG as a Graphviz picture, each operator coloured by its device (explain(mode="graph"))."""
-        from quiver.engine.ui.plan_graph import plan_graph
-
-        try:
-            return plan_graph(self)
-        finally:
-            self._release()
-
     def explain_string(self, mode: str = "extended") -> str:
         sections = []
         if mode in ("extended", "formatted", "all"):
@@ -346,7 +335,7 @@ class QueryExecution:
         sections.append("== Placement ==\n" + self.placement_string())
         if mode == "cost":
             sections.append("== Storage cache (this process, so far) ==\n" + _storage_cache_line())
-        self._release()
+        self.release()
         return "\n\n".join(sections) + "\n"
 
 

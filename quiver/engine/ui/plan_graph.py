@@ -14,11 +14,12 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import graphviz
 
 from quiver.engine.core.errors import QuiverError
+from quiver.engine.execution.query_execution import QueryExecution
 from quiver.engine.ui.device_colours import DEVICE_COLOURS
 from quiver.executors.base import Device
 from quiver.planners.physical import nodes as P
@@ -33,10 +34,6 @@ from quiver.planners.placement import (
     seconds_text,
 )
 from quiver.planners.stages import Stage
-
-if TYPE_CHECKING:
-    from quiver.engine.api.dataframe import DataFrame
-    from quiver.engine.execution.query_execution import QueryExecution
 
 GRAPH_DIR_KEY = "quiver.ui.graphDir"
 PNG_PREFIX = "quiver-plan-"
@@ -59,20 +56,21 @@ class _Placed:
     placement: OperatorPlacement
 
 
-def plan_graph(query: QueryExecution | DataFrame) -> graphviz.Digraph:
-    """The stage DAG of `query` (a QueryExecution or a DataFrame), each operator filled with its device's colour.
+def plan_graph(qe: QueryExecution) -> graphviz.Digraph:
+    """The stage DAG of `qe`, each operator filled with its device's colour (`df.explain(mode="graph")` draws it
+    for a query planned with `describe_only=True`, so a cache not yet filled stays unfilled).
 
     Needs no `dot` executable: `.source` is the DOT text; rendering it is what needs Graphviz.
     """
-    from quiver.engine.api.dataframe import DataFrame
-    from quiver.engine.execution.query_execution import QueryExecution
+    if not isinstance(qe, QueryExecution):
+        raise TypeError(f"plan_graph takes a QueryExecution, got {type(qe).__name__}")
+    try:
+        return _draw(qe)
+    finally:
+        qe.release()
 
-    if isinstance(query, DataFrame):
-        # plans without running anything (a cache not yet filled stays unfilled), as explain() does
-        return QueryExecution(query._session, query._plan, describe_only=True).graph()
-    if not isinstance(query, QueryExecution):
-        raise TypeError(f"plan_graph takes a DataFrame or a QueryExecution, got {type(query).__name__}")
-    qe = query
+
+def _draw(qe: QueryExecution) -> graphviz.Digraph:
     candidates = qe.session.placement_candidates()
     mode = str(qe.session.conf.get("quiver.placement"))
     graph = graphviz.Digraph("quiver_plan", graph_attr={
@@ -93,7 +91,7 @@ def plan_graph(query: QueryExecution | DataFrame) -> graphviz.Digraph:
 def explain_graph(qe: QueryExecution, path: str | os.PathLike | None = None) -> Path:
     """Write the plan picture as a PNG (to `path`, or a new numbered file in `quiver.ui.graphDir`),
     print where, and show it as SVG when running in a notebook; returns the PNG's path."""
-    graph = qe.graph()
+    graph = plan_graph(qe)
     target = write_png(graph, qe.session.conf.get(GRAPH_DIR_KEY), path)
     print(f"plan graph written to {target}")
     show_inline(graph)
@@ -108,7 +106,7 @@ def render(graph: graphviz.Digraph, fmt: str) -> bytes:
         raise GraphvizNotInstalled(
             "drawing the plan needs Graphviz's `dot` program, which is not on PATH; install Graphviz "
             "(apt-get install graphviz, brew install graphviz or conda install graphviz). "
-            "Without it, quiver.engine.ui.plan_graph.plan_graph(df).source still gives the DOT text."
+            "Without it, quiver.engine.ui.plan_graph.plan_graph(query_execution).source still gives the DOT text."
         ) from exc
 
 

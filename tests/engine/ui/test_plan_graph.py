@@ -14,6 +14,7 @@ import pytest
 
 from quiver import functions as F
 from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.execution.query_execution import QueryExecution
 from quiver.engine.ui.device_colours import DEVICE_COLOURS
 from quiver.engine.ui.plan_graph import GraphvizNotInstalled, plan_graph
 from quiver.planners.physical.nodes import ShuffleReadExec
@@ -22,6 +23,11 @@ from quiver.planners.placement import device_paths
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _STATEMENT = re.compile(r"^\s*(\w+)(?: -> (\w+))?(?: \[(.*)\])?$")
 _ATTR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s"]+)')
+
+
+def planned(df) -> QueryExecution:
+    """`df`'s query planned as explain() plans it: without running anything."""
+    return QueryExecution(df._session, df._plan, describe_only=True)
 
 
 def statements(graph) -> tuple[dict[str, dict[str, str]], list[tuple[str, str, dict[str, str]]]]:
@@ -66,7 +72,7 @@ def shuffled_join(spark, conf_override):
 
 def test_each_stage_is_a_cluster_and_each_exchange_an_edge_between_stages(spark, shuffled_join):
     df = join_aggregate(spark)
-    graph = plan_graph(df)
+    graph = plan_graph(planned(df))
     stages = df._execution().stages.stages
     clusters = re.findall(r"subgraph cluster_stage_(\d+)", graph.source)
     assert sorted(map(int, clusters)) == [s.id for s in stages]
@@ -91,7 +97,7 @@ def test_each_stage_is_a_cluster_and_each_exchange_an_edge_between_stages(spark,
 def test_a_broadcast_join_draws_a_broadcast_edge(spark):
     small = spark.range(0, 10).withColumnRenamed("id", "k")
     df = spark.range(0, 1000).join(small, F.col("id") == F.col("k")).groupBy("k").count()
-    _, edges = statements(plan_graph(df))
+    _, edges = statements(plan_graph(planned(df)))
     broadcasts = [a for _, _, a in edges if a.get("label") and exchange_kind(a) == "broadcast"]
     assert len(broadcasts) == 1 and broadcasts[0]["style"] == "dashed"
 
@@ -100,7 +106,7 @@ def test_a_broadcast_join_draws_a_broadcast_edge(spark):
 def test_operators_are_filled_with_the_colour_of_the_device_they_are_placed_on(spark, conf_override, kind):
     df = join_aggregate(spark)
     with conf_override({"quiver.devices": f"cpu,{kind}:emulated", "quiver.placement": kind}):
-        nodes = operators(statements(plan_graph(df))[0])
+        nodes = operators(statements(plan_graph(planned(df)))[0])
         qe = df._execution()
         expected = {}
         for stage in qe.stages.stages:
@@ -123,7 +129,7 @@ def test_operators_are_filled_with_the_colour_of_the_device_they_are_placed_on(s
 
 
 def test_with_only_the_cpu_every_operator_is_cpu_coloured_with_sizes_and_costs_in_its_tooltip(spark):
-    nodes = operators(statements(plan_graph(join_aggregate(spark)))[0])
+    nodes = operators(statements(plan_graph(planned(join_aggregate(spark))))[0])
     assert {a["fillcolor"] for a in nodes.values()} == {DEVICE_COLOURS["cpu"]}
     tooltip = next(a["tooltip"] for a in nodes.values() if a["label"].startswith("Range (0, 5000"))
     assert "estimated output: ≈5.0k rows" in tooltip and "placed on cpu:0" in tooltip and "cpu:0 " in tooltip
@@ -212,4 +218,4 @@ def test_without_graphviz_explain_graph_says_how_to_install_it_and_dot_source_st
             pytest.raises(GraphvizNotInstalled, match="apt-get install graphviz"):
         df.explain(mode="graph")
     assert list(tmp_path.glob("*.png")) == []
-    assert "cluster_stage_0" in plan_graph(df).source
+    assert "cluster_stage_0" in plan_graph(planned(df)).source

@@ -212,7 +212,7 @@ class _Placer:
                     f"working set {bytes_text(need)} over {MEMORY_HEADROOM:.0%} of its "
                     f"{bytes_text(cand.profile.memory_bytes)}"))
         seconds = self.operator_seconds(node, cand.profile) / _parallelism(cand)
-        pinned_here = P.device_pin(node) == cand.device.kind
+        pinned_here = node.device_pin == cand.device.kind
         if cand.device.kind != "cpu" and not pinned_here and (
                 self.mode == "cpu" or (self.mode in ("gpu", "npu") and cand.device.kind != self.mode)):
             return DeviceCost(label, seconds, reason=f"placement is {self.mode}", excluded=True)
@@ -276,7 +276,7 @@ class _Placer:
         kids = node.children()
         kid_best = [self.best(k, path + (j,)) for j, k in enumerate(kids)]
         costs = [self.compute(node, i) for i in range(len(self.candidates))]
-        pin = P.device_pin(node)
+        pin = node.device_pin
         wanted, why = (pin, f"pinned to {pin} by a hint") if pin else (
             (self.mode, f"placement is {self.mode}") if self.mode in ("gpu", "npu") else (None, ""))
         if wanted is not None:

@@ -82,28 +82,17 @@ class TreeNode(Generic[N]):
     def transform_up(self, fn: Callable[[N], N]) -> N:
         """Rebuild the tree bottom-up, applying `fn` to every node after its children.
 
-        Unchanged subtrees stay the same objects.
+        Unchanged subtrees stay the same objects (`with_children` keeps a node whose children are unchanged).
         """
         kids = self.children()
-        node: Any = self
-        if kids:
-            new = tuple([k.transform_up(fn) for k in kids])
-            for a, b in zip(new, kids):
-                if a is not b:
-                    node = self.with_children(new)
-                    break
+        node: Any = self.with_children(tuple([k.transform_up(fn) for k in kids])) if kids else self
         return fn(node)
 
     def transform_down(self, fn: Callable[[N], N]) -> N:
         """Apply `fn` top-down: the children of the node `fn` returns are visited next."""
         node = fn(cast(N, self))
         kids = node.children()
-        if kids:
-            new = tuple([k.transform_down(fn) for k in kids])
-            for a, b in zip(new, kids):
-                if a is not b:
-                    return node.with_children(new)
-        return node
+        return node.with_children(tuple([k.transform_down(fn) for k in kids])) if kids else node
 
     def memoize(self, name: str, value: V) -> V:
         """Keep `value` in this node's memo field `name` and return it.

@@ -67,6 +67,14 @@ class Analysis:
         return self.analyze.__name__
 
 
+def _recorded(name: str, plan: L.LogicalPlan, new: L.LogicalPlan, fired: list[str]) -> L.LogicalPlan:
+    """`new`, with `name` added to `fired`, where a step changed `plan`; else `plan` itself."""
+    if new == plan:
+        return plan
+    fired.append(name)
+    return new
+
+
 @dataclass(frozen=True)
 class Rewrite:
     """A logical rewrite, applied once; where it changed the plan, the `then` rules run to a fixed point after it."""
@@ -80,11 +88,8 @@ class Rewrite:
 
     def apply(self, query: QueryExecution, plan: L.LogicalPlan, fired: list[str]) -> L.LogicalPlan:
         """`plan` rewritten, with this step's name (and the `then` rules that fired) added to `fired`."""
-        new = self.rule(plan)
-        if new == plan:
-            return plan
-        fired.append(self.name)
-        if not self.then:
+        new = _recorded(self.name, plan, self.rule(plan), fired)
+        if new is plan or not self.then:
             return new
         new, again = fixed_point(new, self.then)
         fired.extend(again)
@@ -103,11 +108,7 @@ class QueryRewrite:
 
     def apply(self, query: QueryExecution, plan: L.LogicalPlan, fired: list[str]) -> L.LogicalPlan:
         """`plan` rewritten for `query`, with this step's name added to `fired` where it changed the plan."""
-        new = self.rewrite(query, plan)
-        if new == plan:
-            return plan
-        fired.append(self.name)
-        return new
+        return _recorded(self.name, plan, self.rewrite(query, plan), fired)
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ class ArrayExecutor:
             return None if self.holds(plan) else f"cache {plan.cache_key} is not kept on {self.device}"
         if isinstance(plan, P.MapInBatchesExec):
             # user code costs what it costs: it goes where its resource profile asks, never by estimate
-            pin = P.device_pin(plan)
+            pin = plan.device_pin
             api = "Arrow" if plan.kind == "arrow" else "Pandas"
             if pin == self.device.kind:
                 return None

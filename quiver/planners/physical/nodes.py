@@ -119,11 +119,6 @@ def estimated_size(plan: PhysicalPlan) -> tuple[int, int] | None:
     return estimated_size(kids[0])
 
 
-def device_pin(plan: PhysicalPlan) -> str | None:
-    """The device kind a `df.hint("device", ...)` pinned this operator to, if any."""
-    return plan.device_pin
-
-
 # A key filter runs only where its source has this many times fewer rows than the keys it filters.
 KEY_FILTER_REDUCTION = 4
 

@@ -445,17 +445,17 @@ def test_map_with_gpu_resource_profile_pins_the_operator(df):
 
     out = df.mapInArrow(ident, "x int, s string, d double", profile=profile)
     node = next(n for n in physical(out).walk() if isinstance(n, P.MapInBatchesExec))
-    assert node.device_pin == "gpu" and P.device_pin(node) == "gpu"
+    assert node.device_pin == "gpu" and node.device_pin == "gpu"
     assert len(out.collect()) == 4  # no GPU executor runs the map yet: the CPU does
 
     npu = ResourceProfileBuilder().require(TaskResourceRequests().cpus(1).resource("npu", 1)) \
         .require(ExecutorResourceRequests().cores(2).memory("4g")).build
     out = df.mapInPandas(lambda frames: frames, "x int, s string, d double", profile=npu)
     node = next(n for n in physical(out).walk() if isinstance(n, P.MapInBatchesExec))
-    assert P.device_pin(node) == "npu"
+    assert node.device_pin == "npu"
     plain = next(n for n in physical(df.mapInArrow(ident, "x int, s string, d double")).walk()
                  if isinstance(n, P.MapInBatchesExec))
-    assert P.device_pin(plain) is None
+    assert plain.device_pin is None
 
 
 def test_resource_profile_errors(df):

@@ -182,7 +182,7 @@ def test_annotations_survive_replace_with_children_and_transforms():
     ):
         assert rebuilt is not node
         assert rebuilt.estimate == (5, 40) and rebuilt.device_pin == "gpu"
-        assert P.estimated_size(rebuilt) == (5, 40) and P.device_pin(rebuilt) == "gpu"
+        assert P.estimated_size(rebuilt) == (5, 40) and rebuilt.device_pin == "gpu"
 
 
 def test_annotations_take_no_part_in_equality_hash_or_repr():

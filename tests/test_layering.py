@@ -3,7 +3,9 @@ higher one, no Quiver module imported inside a function, no private name importe
 
 The graph is read from the source with `ast` (imports at module level, inside functions and under
 `TYPE_CHECKING` alike), so an import hidden in a function to dodge a cycle counts as much as one at
-the top. docs/ARCHITECTURE.md explains the layers; `LAYERS` is the rule.
+the top. An import under `if TYPE_CHECKING:` never runs: it may not reach up a layer, but two classes of
+one layer that name each other in annotations (a DataFrame's `groupBy` returns GroupedData, whose `agg`
+returns a DataFrame) are not a cycle. docs/ARCHITECTURE.md explains the layers; `LAYERS` is the rule.
 """
 from __future__ import annotations
 
@@ -36,49 +38,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # Quiver modules that may be imported inside a function, and why: none dodges a cycle.
 FUNCTION_LEVEL_ALLOWED: dict[str, str] = {}
 
-# What is not yet right (issue 17 continues; docs/ARCHITECTURE.md, "Known debt"). Each entry is an import
-# (importer, imported) that breaks the rule today, grouped by its cause. The tests fail on any import that
-# is not listed here, and on a listed one that no longer occurs, so the list can only shrink.
-_SESSION = "quiver.engine.api.session"
-KNOWN_DEBT: dict[str, frozenset[tuple[str, str]]] = {
-    # The SQL front end asks the Session for its temp views, registered UDFs, ranges and caching, and builds
-    # lambda functions with the API's helpers. Next: a Catalog protocol in engine/analysis that Session
-    # implements, and the lambda builders in the analysis layer.
-    "sql asks the session": frozenset({
-        ("quiver.engine.sql.expressions", "quiver.engine.api.functions.collection"),
-        ("quiver.engine.sql.expressions", "quiver.engine.api.udf"),
-        ("quiver.engine.sql.statements", _SESSION),
-        ("quiver.engine.sql.views", "quiver.engine.api.dataframe"),
-        ("quiver.engine.sql.views", _SESSION),
-        ("quiver.engine.sql.expressions", "quiver.engine.sql.windows"),
-    }),
-    # A QueryExecution takes the Session itself. Next: an execution-context protocol (conf, cache, block
-    # store, scheduler, placement) that Session implements.
-    "execution asks the session": frozenset({
-        ("quiver.engine.execution.query_execution", _SESSION),
-    }),
-    # The API's classes construct one another (DataFrame.groupBy -> GroupedData.agg -> DataFrame, F.expr ->
-    # the SQL parser -> Column). Next: GroupedData, readers, sampling and UDFs return results through the
-    # DataFrame they were given, so only dataframe.py imports them.
-    "api classes construct one another": frozenset({
-        ("quiver.engine.api.column", "quiver.engine.api.window"),
-        ("quiver.engine.api.dataframe", "quiver.engine.api.grouped"),
-        ("quiver.engine.api.dataframe", "quiver.engine.api.readwriter"),
-        ("quiver.engine.api.dataframe", "quiver.engine.api.sampling"),
-        ("quiver.engine.api.dataframe", "quiver.engine.api.udf"),
-        ("quiver.engine.api.dataframe", "quiver.engine.sql.statements"),
-        ("quiver.engine.api.functions.columns", "quiver.engine.sql.statements"),
-        ("quiver.engine.api.sampling", "quiver.engine.api.functions"),
-        (_SESSION, "quiver.engine.api.dataframe"),
-        (_SESSION, "quiver.engine.api.readwriter"),
-        (_SESSION, "quiver.engine.api.udf"),
-        (_SESSION, "quiver.engine.sql.statements"),
-        ("quiver.engine.api.udf", _SESSION),
-    }),
-}
-KNOWN_IMPORTS = frozenset().union(*KNOWN_DEBT.values())
-
-
 @dataclass(frozen=True)
 class Import:
     """One import statement's target, as the importing module sees it."""
@@ -88,6 +47,7 @@ class Import:
     line: int
     in_function: bool
     names: tuple[str, ...] = ()
+    type_only: bool = False
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -110,10 +70,10 @@ def read_imports(root: Path) -> tuple[set[str], list[Import]]:
 def _imports_of(name: str, package: str, tree: ast.AST, modules: set[str]) -> list[Import]:
     out: list[Import] = []
 
-    def visit(node: ast.AST, in_function: bool) -> None:
+    def visit(node: ast.AST, in_function: bool, type_only: bool) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.Import):
-                out.extend(Import(name, a.name, child.lineno, in_function) for a in child.names
+                out.extend(Import(name, a.name, child.lineno, in_function, (), type_only) for a in child.names
                            if a.name.split(".")[0] == "quiver")
             elif isinstance(child, ast.ImportFrom):
                 base = child.module or ""
@@ -124,11 +84,21 @@ def _imports_of(name: str, package: str, tree: ast.AST, modules: set[str]) -> li
                     for alias in child.names:
                         sub = f"{base}.{alias.name}"
                         target, names = (sub, ()) if sub in modules else (base, (alias.name,))
-                        out.append(Import(name, target, child.lineno, in_function, names))
-            visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+                        out.append(Import(name, target, child.lineno, in_function, names, type_only))
+            visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)),
+                  type_only or _is_type_checking_block(child))
 
-    visit(tree, False)
+    visit(tree, False, False)
     return out
+
+
+def _is_type_checking_block(node: ast.AST) -> bool:
+    """`if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`): its body runs only under a type checker."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def layer_of(module: str, layers: tuple[tuple[str, ...], ...] = LAYERS) -> int:
@@ -151,10 +121,11 @@ def upward_imports(imports: list[Import], layers: tuple[tuple[str, ...], ...] = 
 
 
 def import_cycles(imports: list[Import]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    """The strongly connected components of more than one module among the imports that run (Tarjan's
+    algorithm, iterative); imports under `TYPE_CHECKING` take no part."""
     graph: dict[str, set[str]] = {}
     for i in imports:
-        if i.target != i.source:
+        if i.target != i.source and not i.type_only:
             graph.setdefault(i.source, set()).add(i.target)
             graph.setdefault(i.target, set())
     index: dict[str, int] = {}
@@ -221,31 +192,19 @@ def test_every_module_is_in_a_layer(graph):
 
 
 def test_no_import_reaches_up_a_layer(graph):
-    upward = [i for i in graph[1] if layer_of(i.target) > layer_of(i.source)]
-    assert [d for d, i in zip(upward_imports(upward), upward) if (i.source, i.target) not in KNOWN_IMPORTS] == []
+    assert upward_imports(graph[1]) == []
 
 
 def test_no_import_cycle(graph):
-    """Outside the known debt, no cycle: the imports left once the listed ones are taken out form none."""
-    assert import_cycles([i for i in graph[1] if (i.source, i.target) not in KNOWN_IMPORTS]) == []
+    assert import_cycles(graph[1]) == []
 
 
 def test_no_quiver_module_is_imported_inside_a_function(graph):
-    inside = [i for i in graph[1] if i.in_function and (i.source, i.target) not in KNOWN_IMPORTS]
-    assert function_level_imports(inside) == []
+    assert function_level_imports(graph[1]) == []
 
 
 def test_no_private_name_is_imported_across_modules(graph):
     assert private_imports(graph[1]) == []
-
-
-def test_the_known_debt_only_shrinks(graph):
-    """Every listed import still breaks the rule; one that was fixed must leave the list."""
-    breaking = {(i.source, i.target) for i in graph[1]
-                if i.in_function or layer_of(i.target) > layer_of(i.source)}
-    in_cycles = {m for c in import_cycles(graph[1]) for m in c}
-    breaking |= {(i.source, i.target) for i in graph[1] if i.source in in_cycles and i.target in in_cycles}
-    assert sorted(KNOWN_IMPORTS - breaking) == []
 
 
 def test_the_checks_catch_a_made_up_graph_that_breaks_them(tmp_path):
@@ -260,13 +219,20 @@ def test_the_checks_catch_a_made_up_graph_that_breaks_them(tmp_path):
         "engine/core/rows.py": "from quiver.engine.core import plan\n_row = 1\n",
         "engine/api/__init__.py": "",
         "engine/api/session.py": "from quiver.engine.core import types as T\nclass Session: ...\n",
+        "engine/core/hints.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                 "    from quiver.engine.api import session\n"),
+        "engine/api/frame.py": "from quiver.engine.api.grouped import Grouped\nclass Frame: ...\n",
+        "engine/api/grouped.py": ("import typing\nif typing.TYPE_CHECKING:\n"
+                                  "    from quiver.engine.api.frame import Frame\n"),
     }.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
     modules, imports = read_imports(root)
     assert "quiver.engine.core.rows" in modules
-    assert upward_imports(imports) == [
+    assert sorted(upward_imports(imports)) == [
+        "quiver.engine.core.hints:3 imports quiver.engine.api.session (layer 9 > 0)",
         "quiver.engine.core.types:1 imports quiver.engine.api.session (layer 9 > 0)"]
+    # frame <-> grouped is no cycle: grouped names Frame only for the type checker
     assert sorted(import_cycles(imports)) == [
         ["quiver.engine.api.session", "quiver.engine.core.types"],
         ["quiver.engine.core.plan", "quiver.engine.core.rows"]]

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PROGRAM = """
 import quiver
+from quiver import functions as F
 
 spark = quiver.Session.builder.master("local[1]").getOrCreate()
 df = spark.createDataFrame([(1, "a")], ["n", "s"])
@@ -37,8 +38,15 @@ def test_the_package_is_marked_typed():
 
 
 def test_a_correct_program_checks_clean(tmp_path):
-    out = _mypy(tmp_path, "n: int = kept.count()")
+    out = _mypy(tmp_path, 'n: int = kept.count()\nshout: quiver.Column = F.upper(F.col("s"))')
     assert out.returncode == 0, out.stdout
+
+
+def test_a_misspelt_function_is_a_type_error(tmp_path):
+    """`quiver.functions` re-exports every domain's functions so that type checkers see them, too."""
+    out = _mypy(tmp_path, 'F.uppr("s")')
+    assert out.returncode == 1
+    assert 'Module has no attribute "uppr"; maybe "upper"?' in out.stdout
 
 
 def test_a_misspelt_method_is_a_type_error(tmp_path):

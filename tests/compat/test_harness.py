@@ -80,5 +80,5 @@ def test_quiver_side_runs_on_the_master_the_run_names():
 
     spark = quiver_engine().spark
     assert spark.master == session_master()
-    runtime = type(spark._runtime).__name__
+    runtime = type(spark._context.runtime).__name__
     assert runtime == ("RayRuntime" if session_master().startswith("ray") else "LocalRuntime")

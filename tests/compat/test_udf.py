@@ -53,6 +53,14 @@ def test_registered_udf_in_sql():
     assert_same(program, shuffle_partitions=(1,), conf=CLASSIC_UDFS)
 
 
+def test_registered_udf_in_expr_and_select_expr():
+    """A registered function is resolved when the expression is analyzed, so F.expr and selectExpr see it."""
+    def program(spark, F, T, Window):
+        spark.udf.register("initial_of", lambda s: s[0] if s else None)
+        return people(spark).select("id", F.expr("initial_of(name) AS i")).selectExpr("id", "initial_of(i) AS j")
+    assert_same(program, shuffle_partitions=(1,), conf=CLASSIC_UDFS)
+
+
 def test_pandas_udf_series_to_series():
     def program(spark, F, T, Window):
         @F.pandas_udf("double")

@@ -11,9 +11,9 @@ def _rows_of(plan, spark) -> list[tuple]:
 
     conf = PlannerConfig(shuffle_partitions=spark.conf.shuffle_partitions(),
                          broadcast_threshold=spark.conf.broadcast_threshold(),
-                         default_parallelism=spark._runtime.parallelism)
+                         default_parallelism=spark._context.runtime.parallelism)
     names = [a.internal_name for a in plan.output]
-    parts = spark._scheduler.run_job(split_stages(plan_physical(plan, conf)),
+    parts = spark._context.scheduler.run_job(split_stages(plan_physical(plan, conf)),
                                      lambda p, batches: [tuple(r.values()) for b in batches
                                                          for r in b.select(names).to_pylist()])
     return sorted((row for part in parts for row in part),

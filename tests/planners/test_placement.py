@@ -144,7 +144,7 @@ def test_later_stages_are_placed_with_the_finished_stages_actual_sizes(spark, co
     with gpu(conf_override):
         spark.last_placements.clear()
         df.collect()
-        job = spark._scheduler.last_job
+        job = spark._context.scheduler.last_job
     written = {m.stage_id: m.rows_written for m in job.stages}
     reads = [op for p in spark.last_placements.values() for op in p.operators if op.operator.startswith("ShuffleRead")]
     assert reads
@@ -164,7 +164,7 @@ def test_data_cached_on_the_device_is_read_there_without_a_transfer(spark, conf_
         host_plan = [op for s in on_host._execution().stages.stages for op in spark.place(s.id, s.root).operators]
         with settings(conf_override, quiver_placement="gpu"):
             forced = sorted(query.collect())
-            used = {d for s in spark._scheduler.last_job.stages for d in s.devices}
+            used = {d for s in spark._context.scheduler.last_job.stages for d in s.devices}
         cached.unpersist()
     expected = sorted(spark.range(0, 20_000).withColumn("v", F.col("id") * 3).filter(F.col("v") % 2 == 0)
                       .groupBy((F.col("id") % 10).alias("g")).agg(F.sum("v").alias("s")).collect())

@@ -28,7 +28,7 @@ def on_device(tpch_session, conf_override, request):
 @pytest.mark.parametrize("number", QUERY_NUMBERS, ids=lambda n: f"q{n:02d}")
 def test_query_on_an_emulated_gpu_matches_duckdb(tpch_session, assert_matches_duckdb, on_device, number):
     assert_matches_duckdb(number, tpch_session.sql(sql_text(number)).toArrow())
-    stages = tpch_session._scheduler.last_job.stages
+    stages = tpch_session._context.scheduler.last_job.stages
     used = {d for s in stages for d in s.devices}
     assert "gpu:0 (emulated)" in used, f"Q{number} ran nothing on the emulated GPU: {used}"
     if number in DEVICE_AGGREGATE_QUERIES:
@@ -45,5 +45,5 @@ def test_query_on_an_emulated_gpu_matches_duckdb(tpch_session, assert_matches_du
 @pytest.mark.parametrize("number", [1, 3, 6, 12, 14], ids=lambda n: f"q{n:02d}")
 def test_query_on_an_emulated_npu_matches_duckdb(tpch_session, assert_matches_duckdb, on_device, number):
     assert_matches_duckdb(number, tpch_session.sql(sql_text(number)).toArrow())
-    used = {d for s in tpch_session._scheduler.last_job.stages for d in s.devices}
+    used = {d for s in tpch_session._context.scheduler.last_job.stages for d in s.devices}
     assert "npu:0 (emulated)" in used

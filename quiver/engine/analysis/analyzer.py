@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 
+from quiver.engine.analysis.catalog import active_catalog
 from quiver.engine.analysis.functions.catalog import lookup
 from quiver.engine.analysis.generators import (
     check_no_nested_generator,
@@ -596,6 +597,11 @@ def _comparison_types(a: T.DataType, b: T.DataType, where: str) -> tuple[T.DataT
 
 
 def _coerce_function(e: ScalarFunction) -> Expr:
+    catalog = active_catalog()
+    registered = catalog.function(e.name) if catalog is not None else None
+    if registered is not None:  # spark.udf.register'ed functions come first, as Spark's temporary functions
+        call = registered.call(e.args)
+        return check_udf_call(call) if isinstance(call, PythonUDF) else call
     spec = lookup(e.name)
     n = len(e.args)
     if n < spec.min_args or (spec.max_args is not None and n > spec.max_args):

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from quiver.engine.analysis.analyzer import analyze, coerce, fresh_ids, widen_set_operation
 from quiver.engine.analysis.grouping_sets import grouping_sets_aggregate
 from quiver.engine.core import types as T
-from quiver.engine.core.errors import AnalysisException, UnresolvedColumnError
+from quiver.engine.core.errors import AnalysisException, ConfigurationError, UnresolvedColumnError
 from quiver.engine.core.expressions import (
     FRAMED_WINDOW_FUNCTIONS,
     UNBOUNDED,
@@ -30,9 +30,11 @@ from quiver.engine.core.expressions import (
     Literal,
     ScalarFunction,
     SortOrder,
+    UnresolvedColumn,
     WindowExpression,
     WindowFunction,
     conjoin,
+    new_expr_id,
     transform_expr,
 )
 from quiver.engine.core.plan import (
@@ -43,6 +45,7 @@ from quiver.engine.core.plan import (
     LogicalPlan,
     Offset,
     Project,
+    RangeRelation,
     Sort,
     Union,
     Window,
@@ -288,6 +291,55 @@ def _row_count(n: int, clause: str) -> int:
     return int(n)
 
 
+# ---------------------------------------------------------------- struct values
+
+def field_name(e: Expr, position: int) -> str:
+    """The field name Spark gives a struct(...) argument: its alias or column name, else `col<n>`."""
+    if isinstance(e, Alias):
+        return e.name
+    if isinstance(e, (AttributeRef,)):
+        return e.name
+    if isinstance(e, UnresolvedColumn):
+        return e.parts[-1]
+    if isinstance(e, ScalarFunction) and e.name == "get_field" and isinstance(e.args[1], Literal):
+        return str(e.args[1].value)
+    return f"col{position + 1}"
+
+
+def struct_call(values: tuple[Expr, ...]) -> ScalarFunction:
+    """struct(a, b AS x, ...) as the pairs (name, value) the `struct` kernel takes."""
+    args: list[Expr] = []
+    for i, v in enumerate(values):
+        args.append(Literal(field_name(v, i), T.StringType()))
+        args.append(v.child if isinstance(v, Alias) else v)
+    return ScalarFunction("struct", tuple(args))
+
+
+def zip_call(values: tuple[Expr, ...]) -> ScalarFunction:
+    """arrays_zip(a, b): the struct field names (the columns' names, else their positions) lead."""
+    names = [Literal(v.name if isinstance(v, (Alias, AttributeRef)) else
+                     v.parts[-1] if isinstance(v, UnresolvedColumn) else str(i), T.StringType())
+             for i, v in enumerate(values)]
+    return ScalarFunction("arrays_zip", tuple(names) + tuple(v.child if isinstance(v, Alias) else v for v in values))
+
+
+# ---------------------------------------------------------------- ranges
+
+
+def range_relation(start: int, end: int | None = None, step: int = 1, num_partitions: int | None = None
+                   ) -> RangeRelation:
+    """A single bigint column `id` from `start` (inclusive) to `end` (exclusive): `spark.range` and SQL's
+    `range()` table function; with one bound, from 0 to it."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ConfigurationError("range() step must not be 0")
+    if num_partitions is not None and num_partitions < 1:
+        raise ConfigurationError(f"range() numPartitions must be at least 1, got {num_partitions}")
+    return RangeRelation(int(start), int(end), int(step), num_partitions,
+                         AttributeRef("id", T.LongType(), False, new_expr_id()))
+
+
 # ---------------------------------------------------------------- windows
 
 # Frame bounds, as offsets from the current row (PySpark's Window.unboundedPreceding, ...).
@@ -296,6 +348,16 @@ UNBOUNDED_FOLLOWING = -UNBOUNDED - 1
 CURRENT_ROW = 0
 
 Frame = tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class WindowDefinition:
+    """What OVER (...) says: the partitioning, ordering and frame of a window, as the API's WindowSpec and
+    SQL's window clause both write it."""
+
+    partition_by: tuple[Expr, ...] = ()
+    order_by: tuple[SortOrder, ...] = ()
+    frame: Frame | None = None
 
 # The only frame each ranking function accepts, as Spark requires (cume_dist counts peers: RANGE).
 _RANKING_FRAME = ("rows", UNBOUNDED_PRECEDING, CURRENT_ROW)
@@ -361,6 +423,7 @@ def frame_text(frame: Frame) -> str:
 
 __all__ = [
     "join_type", "join", "using_join", "union", "union_by_name", "intersect", "except_", "distinct",
-    "aggregate", "pivoted_aggregates", "sort", "limit", "offset",
-    "UNBOUNDED_PRECEDING", "UNBOUNDED_FOLLOWING", "CURRENT_ROW", "Frame", "window_expression", "frame_text",
+    "aggregate", "pivoted_aggregates", "sort", "limit", "offset", "field_name", "struct_call", "zip_call",
+    "range_relation", "UNBOUNDED_PRECEDING", "UNBOUNDED_FOLLOWING", "CURRENT_ROW", "Frame", "WindowDefinition",
+    "window_expression", "frame_text",
 ]

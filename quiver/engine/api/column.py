@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from quiver.engine.analysis import builder
+from quiver.engine.analysis.builder import WindowDefinition
 from quiver.engine.analysis.generators import MultiAlias
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
@@ -187,9 +189,14 @@ class Column:
         return Column(CaseWhen(e.conditions, e.values, literal_expr(value)))
 
     def over(self, window: Any) -> Column:
-        from quiver.engine.api.window import window_expression
+        """This aggregate or window function evaluated per row over `window`.
 
-        return Column(window_expression(self.expr, window))
+        >>> F.rank().over(Window.partitionBy("k").orderBy("t"))
+        """
+        if not isinstance(window, WindowDefinition):
+            raise AnalysisException(
+                f"over() takes a WindowSpec such as Window.partitionBy('k'), got {type(window).__name__}")
+        return Column(builder.window_expression(self.expr, window.partition_by, window.order_by, window.frame))
 
     def __getattr__(self, item: str) -> Column:
         if item.startswith("__"):

@@ -6,7 +6,7 @@ column name fails on the line that names it, as in PySpark; actions plan and run
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, ClassVar, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import pyarrow as pa
 
@@ -14,6 +14,10 @@ from quiver.engine.analysis import builder
 from quiver.engine.analysis.analyzer import resolve_expression, resolve_name
 from quiver.engine.analysis.grouping_sets import cube_sets, rollup_sets
 from quiver.engine.api.column import Column, to_expr
+from quiver.engine.api.grouped import GroupedData
+from quiver.engine.api.readwriter import DataFrameWriter
+from quiver.engine.api.sampling import DataFrameStatFunctions, random_split, sample, sample_by
+from quiver.engine.api.udf import map_in_batches
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
@@ -36,14 +40,15 @@ from quiver.engine.core.expressions import (
     conjoin,
 )
 from quiver.engine.core.row import Row
+from quiver.engine.core.storage_level import StorageLevel
 from quiver.engine.execution.query_execution import QueryExecution, explain_mode
+from quiver.engine.sql.expressions import parse_expression
 from quiver.engine.ui.display import format_value, html_table, show_string
 from quiver.engine.ui.plan_graph import explain_graph
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from quiver.engine.api.grouped import GroupedData
     from quiver.engine.api.session import Session
 
 
@@ -54,37 +59,6 @@ def _flatten(cols: tuple) -> list:
 
 
 _MISSING = object()
-
-
-class StorageLevel:
-    """Where cached partitions live (PySpark's names)."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"StorageLevel.{self.name}"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, StorageLevel) and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-    # set below, one per level
-    NONE: ClassVar[StorageLevel]
-    MEMORY_ONLY: ClassVar[StorageLevel]
-    MEMORY_AND_DISK: ClassVar[StorageLevel]
-    DISK_ONLY: ClassVar[StorageLevel]
-    MEMORY_ONLY_2: ClassVar[StorageLevel]
-    MEMORY_AND_DISK_2: ClassVar[StorageLevel]
-    OFF_HEAP: ClassVar[StorageLevel]
-    MEMORY_AND_DISK_DESER: ClassVar[StorageLevel]
-
-
-for _level in ("NONE", "MEMORY_ONLY", "MEMORY_AND_DISK", "DISK_ONLY", "MEMORY_ONLY_2", "MEMORY_AND_DISK_2",
-               "OFF_HEAP", "MEMORY_AND_DISK_DESER"):
-    setattr(StorageLevel, _level, StorageLevel(_level))
 
 
 class DataFrame:
@@ -102,11 +76,11 @@ class DataFrame:
     def _built(self, build: Callable[..., L.LogicalPlan], *args: Any) -> DataFrame:
         """The DataFrame of the plan `build(*args)` makes: a function of the plan builder, which analyzes as it
         builds, so it runs under this session's type coercion rules."""
-        with self._session._type_coercion():
+        with self._session._analysis():
             return self._with(build(*args))
 
     def _execution(self) -> QueryExecution:
-        return QueryExecution(self._session, self._plan)
+        return QueryExecution(self._session._context, self._plan)
 
     # ---------------------------------------------------------- schema
 
@@ -161,8 +135,6 @@ class DataFrame:
         return self._with(L.Project(self._plan, exprs))
 
     def selectExpr(self, *exprs: str) -> DataFrame:
-        from quiver.engine.sql.statements import parse_expression
-
         return self.select(*[Column(parse_expression(e)) for e in _flatten(exprs)])
 
     def withColumn(self, colName: str, col: Column) -> DataFrame:
@@ -227,8 +199,6 @@ class DataFrame:
 
     def filter(self, condition: Column | str) -> DataFrame:
         if isinstance(condition, str):
-            from quiver.engine.sql.statements import parse_expression
-
             cond = parse_expression(condition)
         elif isinstance(condition, Column):
             cond = condition.expr
@@ -348,15 +318,11 @@ class DataFrame:
     # ---------------------------------------------------------- grouping and joins
 
     def groupBy(self, *cols: Any) -> GroupedData:
-        from quiver.engine.api.grouped import GroupedData
-
         return GroupedData(self, [to_expr(c) for c in _flatten(cols)])
 
     groupby = groupBy
 
     def _grouped_by_sets(self, keys: list[Any], sets: list[tuple[int, ...]]) -> GroupedData:
-        from quiver.engine.api.grouped import GroupedData
-
         grouped = GroupedData(self, keys)
         grouped._grouping_sets = sets
         return grouped
@@ -390,26 +356,18 @@ class DataFrame:
 
     def sample(self, withReplacement: Any = None, fraction: Any = None, seed: Any = None) -> DataFrame:  # noqa: N803
         """About `fraction` of the rows, chosen by rand(seed); with replacement, rows may repeat."""
-        from quiver.engine.api.sampling import sample
-
         return sample(self, withReplacement, fraction, seed)
 
     def randomSplit(self, weights: list[float], seed: int | None = None) -> list[DataFrame]:  # noqa: N802
         """Disjoint random parts of the rows in proportion to `weights`."""
-        from quiver.engine.api.sampling import random_split
-
         return random_split(self, weights, seed)
 
     def sampleBy(self, col: Any, fractions: dict, seed: int | None = None) -> DataFrame:  # noqa: N802
-        from quiver.engine.api.sampling import sample_by
-
         return sample_by(self, col, fractions, seed)
 
     @property
     def stat(self) -> Any:
         """Statistics of the columns: corr, cov, crosstab, freqItems, approxQuantile, sampleBy."""
-        from quiver.engine.api.sampling import DataFrameStatFunctions
-
         return DataFrameStatFunctions(self)
 
     def corr(self, col1: str, col2: str, method: str | None = None) -> float:
@@ -557,20 +515,20 @@ class DataFrame:
         return self.persist(StorageLevel.MEMORY_AND_DISK)
 
     def persist(self, storageLevel: StorageLevel = StorageLevel.MEMORY_AND_DISK) -> DataFrame:
-        self._session._cache.register(self._plan, storageLevel.name)
+        self._session._context.cache.register(self._plan, storageLevel.name)
         return self
 
     def unpersist(self, blocking: bool = False) -> DataFrame:
-        self._session._cache.unregister(self._plan)
+        self._session._context.cache.unregister(self._plan)
         return self
 
     @property
     def is_cached(self) -> bool:
-        return self._session._cache.is_cached(self._plan)
+        return self._session._context.cache.is_cached(self._plan)
 
     @property
     def storageLevel(self) -> StorageLevel:
-        level = self._session._cache.storage_level(self._plan)
+        level = self._session._context.cache.storage_level(self._plan)
         return StorageLevel(level) if level else StorageLevel.NONE
 
     # ---------------------------------------------------------- views
@@ -647,7 +605,7 @@ class DataFrame:
         chosen = explain_mode(extended, mode)
         if path is not None and chosen != "graph":
             raise ConfigurationError(f"explain(path=...) is for mode='graph', not mode={chosen!r}")
-        qe = QueryExecution(self._session, self._plan, describe_only=True)
+        qe = QueryExecution(self._session._context, self._plan, describe_only=True)
         if chosen == "graph":
             explain_graph(qe, path)
             return
@@ -658,8 +616,6 @@ class DataFrame:
 
     @property
     def write(self) -> Any:
-        from quiver.engine.api.readwriter import DataFrameWriter
-
         return DataFrameWriter(self)
 
     def hint(self, name: str, *parameters: Any) -> DataFrame:
@@ -681,15 +637,11 @@ class DataFrame:
         """`func` turns each partition's iterator of pyarrow.RecordBatch into an iterator of batches with
         the columns of `schema` (a StructType or DDL string). A resource profile asking tasks for a
         "gpu" or "npu" pins the operator to that kind of device."""
-        from quiver.engine.api.udf import map_in_batches
-
         return self._with(map_in_batches(self._plan, func, schema, "arrow", profile, barrier))
 
     def mapInPandas(self, func: Any, schema: T.StructType | str, barrier: bool = False,
                     profile: Any = None) -> DataFrame:
         """As mapInArrow, with each batch a pandas.DataFrame."""
-        from quiver.engine.api.udf import map_in_batches
-
         return self._with(map_in_batches(self._plan, func, schema, "pandas", profile, barrier))
 
     def _repr_html_(self) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from quiver.engine.api import functions as F
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 
@@ -50,8 +51,6 @@ def sample_arguments(withReplacement: Any, fraction: Any, seed: Any) -> tuple[bo
 
 
 def sample(df: DataFrame, withReplacement: Any = None, fraction: Any = None, seed: Any = None) -> DataFrame:  # noqa: N803
-    from quiver.engine.api import functions as F
-
     with_replacement, fraction, seed = sample_arguments(withReplacement, fraction, seed)
     if not with_replacement:
         return df.filter(F.rand(seed) < F.lit(fraction))
@@ -85,8 +84,6 @@ def poisson_counts(u: np.ndarray, mean: float) -> np.ndarray:
 
 def random_split(df: DataFrame, weights: Sequence[float], seed: Any = None) -> list[DataFrame]:
     """Disjoint samples of the rows in proportion to `weights` (normalized), together every row once."""
-    from quiver.engine.api import functions as F
-
     if not weights or any(w < 0 for w in weights) or sum(weights) <= 0:
         raise AnalysisException(f"randomSplit() takes non-negative weights with a positive sum, got {list(weights)}")
     total = float(sum(weights))
@@ -102,8 +99,6 @@ def random_split(df: DataFrame, weights: Sequence[float], seed: Any = None) -> l
 
 def sample_by(df: DataFrame, col: Any, fractions: dict, seed: Any = None) -> DataFrame:
     """A sample without replacement taking each stratum (value of `col`) with its own fraction (0 if absent)."""
-    from quiver.engine.api import functions as F
-
     if not isinstance(fractions, dict):
         raise TypeError(f"sampleBy() fractions must be a dict of value -> fraction, got {type(fractions).__name__}")
     for k, v in fractions.items():
@@ -137,8 +132,6 @@ class DataFrameStatFunctions:
 
         A null counts as 0.0, as in Spark's df.stat.corr and df.stat.cov (unlike the corr aggregate).
         """
-        from quiver.engine.api import functions as F
-
         x, y = (F.coalesce(F.col(c).cast("double"), F.lit(0.0)) for c in (col1, col2))
         both = self.df
         first = both.agg(F.count(F.lit(1)), F.avg(x), F.avg(y)).collect()[0]
@@ -171,8 +164,6 @@ class DataFrameStatFunctions:
 
     def crosstab(self, col1: str, col2: str) -> DataFrame:
         """A contingency table: one row per value of col1, one bigint column per value of col2."""
-        from quiver.engine.api import functions as F
-
         counts = self.df.groupBy(F.col(col1).cast("string").alias("a"), F.col(col2).cast("string").alias("b")).count()
         table: dict[Any, dict[str, int]] = {}
         seen: set[str] = set()
@@ -192,8 +183,6 @@ class DataFrameStatFunctions:
         Exact counts, so the arrays hold exactly the frequent items; Spark's one-pass sketch may also
         return some infrequent ones, and orders them its own way.
         """
-        from quiver.engine.api import functions as F
-
         support = 0.01 if support is None else float(support)
         if not 1e-4 <= support <= 1:
             raise AnalysisException(f"freqItems(): support must be between 1e-4 and 1, got {support}")

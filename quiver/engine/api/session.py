@@ -6,7 +6,6 @@ the scheduler, the temp views and the cache.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import threading
@@ -16,24 +15,25 @@ from typing import Any
 
 import pyarrow as pa
 
+from quiver.engine.analysis import builder
 from quiver.engine.analysis.analyzer import analyze
+from quiver.engine.analysis.catalog import SessionCatalog, analyzing_with
+from quiver.engine.api.dataframe import DataFrame
 from quiver.engine.api.local_data import declared_types, to_arrow_table
+from quiver.engine.api.readwriter import DataFrameReader
+from quiver.engine.api.udf import UDFRegistration
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.conf import RuntimeConfig
-from quiver.engine.core.errors import AnalysisException, ConfigurationError, QuiverError
+from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import AttributeRef, new_expr_id
-from quiver.engine.execution.devices import DeviceSet
-from quiver.engine.execution.query_execution import CacheManager
-from quiver.engine.execution.runtime.local import LocalRuntime, parse_local_master
-from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master
-from quiver.engine.execution.scheduler import DAGScheduler
+from quiver.engine.core.storage_level import StorageLevel
+from quiver.engine.execution.context import ExecutionContext, open_runtime
+from quiver.engine.sql.statements import sql_to_plan
 from quiver.engine.ui.job_report import ReportedJob
 from quiver.engine.ui.progress import ProgressListener
-from quiver.executors.cpu.executor import CpuExecutor
-from quiver.planners.placement import Candidate, StagePlacement, device_paths, place_stage
-
-log = logging.getLogger("quiver.placement")
+from quiver.planners.physical.nodes import PhysicalPlan
+from quiver.planners.placement import Candidate, StagePlacement
 
 _lock = threading.RLock()
 
@@ -92,13 +92,12 @@ class SparkContextShim:
         self._session = session
 
     def setLogLevel(self, level: str) -> None:
-        import logging
 
         logging.getLogger("quiver").setLevel(getattr(logging, level.upper(), logging.WARNING))
 
     @property
     def defaultParallelism(self) -> int:
-        return self._session._runtime.parallelism
+        return self._session._context.parallelism
 
     @property
     def master(self) -> str:
@@ -124,21 +123,6 @@ def set_submit_defaults(master: str | None, conf: dict[str, Any]) -> None:
     _submit_master, _submit_conf = master, dict(conf)
 
 
-def _open_runtime(master: str, conf: RuntimeConfig):
-    """The runtime a master names: threads for local masters, Ray workers for ray masters."""
-    threads = parse_local_master(master, os.cpu_count() or 1)
-    if threads is not None:
-        return LocalRuntime(threads)
-    address = parse_ray_master(master)
-    if address is None:
-        raise ConfigurationError(
-            f"master {master!r} is not a master; valid masters are local, local[N], local[*] (threads in this "
-            "process), ray (join the Ray instance running on this machine, or start one), ray://host:port "
-            "(a Ray cluster through Ray Client) and ray:ADDRESS (an address as ray.init takes it, e.g. ray:auto, "
-            "ray:10.0.0.5:6379)")
-    return RayRuntime.connect(address, conf)
-
-
 class Session:
     """A Quiver session; use `Session.builder...getOrCreate()`."""
 
@@ -151,78 +135,26 @@ class Session:
         default_master = _submit_master or os.environ.get("QUIVER_MASTER", "local[*]")
         self.master = str(self.conf.get("quiver.master", default_master))
         self.app_name = str(self.conf.get("quiver.app.name", "quiver"))
-        self._runtime = _open_runtime(self.master, self.conf)
-        cpu = CpuExecutor()
-        self._devices = DeviceSet(cpu)
-        self._threads = self._runtime.parallelism
-        self._scheduler = DAGScheduler(self._runtime, cpu, self.conf.max_failures(), self._place,
-                                       job_record=ReportedJob)
-        self._scheduler.listeners.append(ProgressListener(self.conf))
-        self.last_placements: dict[int, StagePlacement] = {}
-        self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
-        self._views: dict[str, L.LogicalPlan] = {}
-        self._cache = CacheManager(self)
+        self._context = ExecutionContext(self.conf, open_runtime(self.master, self.conf), job_record=ReportedJob)
+        self._context.scheduler.listeners.append(ProgressListener(self.conf))
+        self._catalog = SessionCatalog(self._context.cache)
         self._stopped = False
-
-    @property
-    def _store(self):
-        """The runtime's block store: shuffle, broadcast and cache blocks."""
-        return self._runtime.store
 
     # ---------------------------------------------------------- devices
 
-    def _profile_names(self) -> dict[str, str]:
-        return {kind: str(self.conf.get(f"quiver.profile.{kind}")) for kind in ("cpu", "gpu", "npu")}
+    @property
+    def last_placements(self) -> dict[int, StagePlacement]:
+        """The placement of each stage the last jobs placed off the CPU, by stage id."""
+        return self._context.last_placements
 
     def placement_candidates(self) -> list[Candidate]:
         """The devices `quiver.devices` names (the CPU first), with their executors and cost profiles."""
-        candidates = self._devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
-        return self._with_runtime_units(candidates)
+        return self._context.placement_candidates()
 
-    def _with_runtime_units(self, candidates: list[Candidate]) -> list[Candidate]:
-        """On Ray, each candidate spreads over the cluster's units of its kind (CPUs, GPUs, NPUs) as Ray
-        reports them; an emulated device the cluster has none of keeps its profile's."""
-        if isinstance(self._runtime, LocalRuntime):
-            return candidates
-        inventory = self._runtime.inventory()
-        return [dataclasses.replace(c, units=int(inventory.get(c.device.kind.upper(), 0)))
-                if inventory.get(c.device.kind.upper(), 0) >= 1 else c for c in candidates]
-
-    def place(self, stage_id: int, root, actual_sizes: dict[int, tuple[int, int]] | None = None) -> StagePlacement:
+    def place(self, stage_id: int, root: PhysicalPlan,
+              actual_sizes: dict[int, tuple[int, int]] | None = None) -> StagePlacement:
         """The device of every operator of one stage under `quiver.placement` (explain shows this)."""
-        return place_stage(stage_id, root, self.placement_candidates(), str(self.conf.get("quiver.placement")),
-                           actual_sizes, concurrent_tasks=self._threads)
-
-    def cache_device(self):
-        """The executor `quiver.cache.device` keeps copies of cached partitions on, or None."""
-        kind = str(self.conf.get("quiver.cache.device"))
-        if kind == "none":
-            return None
-        for c in self.placement_candidates():
-            if c.device.kind == kind:
-                return c.executor
-        raise ConfigurationError(
-            f"quiver.cache.device is {kind}, but quiver.devices ({self.conf.get('quiver.devices')}) lists no {kind}")
-
-    def drop_device_cache(self, cache_key: int) -> None:
-        """Free the device copies of one cached relation, wherever they were kept."""
-        for candidates in self._devices.opened():
-            for c in candidates:
-                if hasattr(c.executor, "cache_drop"):
-                    c.executor.cache_drop(cache_key)
-
-    def _place(self, stage, actual_sizes: dict[int, tuple[int, int]]) -> dict[int, object]:
-        """The scheduler's hook: executors for the operators of `stage` placed off the CPU, with the
-        finished stages' actual sizes in place of estimates."""
-        candidates = self.placement_candidates()
-        if len(candidates) == 1:
-            return {}
-        placement = self.place(stage.id, stage.root, actual_sizes)
-        self.last_placements[stage.id] = placement
-        log.info("%s", placement.describe())
-        by_label = {c.label: c.executor for c in candidates}
-        return {id(node): by_label[str(device)] for node, device in device_paths(stage.root, placement)
-                if device.kind != "cpu"}
+        return self._context.place(stage_id, root, actual_sizes)
 
     # ---------------------------------------------------------- life cycle
 
@@ -231,11 +163,9 @@ class Session:
         return cls._active if cls._active is not None and not cls._active._stopped else None
 
     @property
-    def udf(self) -> Any:
+    def udf(self) -> UDFRegistration:
         """`spark.udf`: register Python functions for SQL."""
-        from quiver.engine.api.udf import UDFRegistration
-
-        return UDFRegistration(self)
+        return UDFRegistration(self._catalog)
 
     @property
     def sparkContext(self) -> SparkContextShim:
@@ -250,7 +180,7 @@ class Session:
     def lastJob(self) -> ReportedJob:
         """The last job this session ran: its stages, task attempts (worker, device, times, rows, bytes) and
         bytes shuffled; `.report("job.html")` writes its timeline as a self-contained HTML page."""
-        job = self._scheduler.last_job
+        job = self._context.scheduler.last_job
         if job is None:
             raise QuiverError("no job has run in this session yet; run an action such as collect() or count() first")
         assert isinstance(job, ReportedJob), "this session's scheduler records its jobs as ReportedJob"
@@ -264,8 +194,7 @@ class Session:
             if self._stopped:
                 return
             self._stopped = True
-            self._cache.clear()
-            self._runtime.shutdown()
+            self._context.shutdown()
             if Session._active is self:
                 Session._active = None
 
@@ -288,57 +217,56 @@ class Session:
         return self._df(L.LocalRelation(table, attrs))
 
     def range(self, start: int, end: int | None = None, step: int = 1, numPartitions: int | None = None) -> DataFrame:
-        """A single bigint column `id` from `start` (inclusive) to `end` (exclusive)."""
-        if end is None:
-            start, end = 0, start
-        if step == 0:
-            raise ConfigurationError("range() step must not be 0")
-        attr = AttributeRef("id", T.LongType(), False, new_expr_id())
-        return self._df(L.RangeRelation(int(start), int(end), int(step), numPartitions, attr))
+        """A single bigint column `id` from `start` (inclusive) to `end` (exclusive).
+
+        >>> spark.range(3).collect()
+        [Row(id=0), Row(id=1), Row(id=2)]
+        """
+        return self._df(builder.range_relation(start, end, step, numPartitions))
 
     @property
-    def read(self) -> Any:
-        from quiver.engine.api.readwriter import DataFrameReader
-
+    def read(self) -> DataFrameReader:
+        """`spark.read`: load files, tables of a database or data in memory as a DataFrame."""
         return DataFrameReader(self)
 
-    def table(self, name: str) -> DataFrame:
-        key = name.lower()
-        if key not in self._views:
-            raise AnalysisException(
-                f"table or view '{name}' not found. Registered temp views: {', '.join(sorted(self._views)) or '(none)'}"
-            )
-        return self._df(L.SubqueryAlias(self._views[key], name))
+    def table(self, tableName: str) -> DataFrame:
+        """The temp view `tableName` as a DataFrame.
 
-    def sql(self, query: str, args: dict | None = None, **kwargs: Any) -> DataFrame:
-        from quiver.engine.sql.statements import sql_to_plan
+        >>> spark.range(3).createOrReplaceTempView("t"); spark.table("t").count()
+        3
+        """
+        return self._df(L.SubqueryAlias(self._catalog.view(tableName), tableName))
 
-        with self._type_coercion():
-            plan = sql_to_plan(self, query)
+    def sql(self, sqlQuery: str, args: dict | None = None, **kwargs: Any) -> DataFrame:
+        """The result of one Spark SQL statement over the session's temp views.
+
+        >>> spark.sql("SELECT 1 AS one").collect()
+        [Row(one=1)]
+        """
+        with self._analysis():
+            plan = sql_to_plan(self._catalog, sqlQuery)
         return self._df(plan)
 
     @property
     def catalog(self) -> Catalog:
-        return Catalog(self)
+        """`spark.catalog`: the session's temp views and their caching."""
+        return Catalog(self._catalog)
 
     def _register_view(self, name: str, plan: L.LogicalPlan, replace: bool) -> None:
-        key = name.lower()
-        if key in self._views and not replace:
-            raise AnalysisException(f"temp view '{name}' already exists; use createOrReplaceTempView to replace it")
-        self._views[key] = plan
+        self._catalog.register_view(name, plan, replace)
 
     def _df(self, plan: L.LogicalPlan) -> DataFrame:
-        from quiver.engine.api.dataframe import DataFrame
-
-        with self._type_coercion():
+        with self._analysis():
             return DataFrame(self, analyze(plan))
 
     @contextmanager
-    def _type_coercion(self) -> Iterator[None]:
-        """Analyze inside this block with the session's type coercion rules (ANSI or not, `spark.sql.ansi.enabled`)."""
+    def _analysis(self) -> Iterator[None]:
+        """Analyze inside this block with the session's type coercion rules (ANSI or not,
+        `spark.sql.ansi.enabled`) and its registered functions."""
         token = T.ANSI_TYPE_COERCION.set(self.conf.ansi_enabled())
         try:
-            yield
+            with analyzing_with(self._catalog):
+                yield
         finally:
             T.ANSI_TYPE_COERCION.reset(token)
 
@@ -374,25 +302,32 @@ class Session:
 
 
 class Catalog:
-    """`spark.catalog`: temp views and cache status."""
+    """`spark.catalog`: the session's temp views and their caching."""
 
-    def __init__(self, session: Session):
-        self._session = session
+    def __init__(self, catalog: SessionCatalog):
+        self._catalog = catalog
 
     def listTables(self) -> list[str]:
-        return sorted(self._session._views)
+        """The temp views' names."""
+        return self._catalog.view_names()
 
-    def dropTempView(self, name: str) -> bool:
-        return self._session._views.pop(name.lower(), None) is not None
+    def dropTempView(self, viewName: str) -> bool:
+        """Drop (and uncache) the temp view `viewName`; whether there was one."""
+        return self._catalog.drop_view(viewName)
 
-    def tableExists(self, name: str) -> bool:
-        return name.lower() in self._session._views
+    def tableExists(self, tableName: str) -> bool:
+        return self._catalog.has_view(tableName)
 
-    def isCached(self, name: str) -> bool:
-        return self._session._cache.is_cached(self._session._views[name.lower()])
+    def isCached(self, tableName: str) -> bool:
+        return self._catalog.is_view_cached(tableName)
+
+    def cacheTable(self, tableName: str, storageLevel: StorageLevel | None = None) -> None:
+        """Cache the temp view `tableName` (filled by the first job that reads it), as PySpark's is."""
+        self._catalog.cache_view(tableName, (storageLevel or StorageLevel.MEMORY_AND_DISK).name, eager=False)
+
+    def uncacheTable(self, tableName: str) -> None:
+        self._catalog.uncache_view(tableName)
 
     def clearCache(self) -> None:
-        self._session._cache.clear()
-
-
-from quiver.engine.api.dataframe import DataFrame  # noqa: E402  (circular: DataFrame needs Session at runtime)
+        """Uncache every cached DataFrame and view of the session."""
+        self._catalog.cache.clear()

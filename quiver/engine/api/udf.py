@@ -16,6 +16,7 @@ import typing
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from quiver.engine.analysis.catalog import SessionCatalog
 from quiver.engine.api.column import Column, to_expr
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
@@ -234,29 +235,11 @@ def _is_pandas_hint(hint: Any) -> bool:
 # ---------------------------------------------------------- spark.udf
 
 
-def registered_functions(session: Any) -> dict[str, UserDefinedFunction]:
-    """The UDFs registered on `session` by lower-case name (SQL names are case-insensitive)."""
-    registry = session.__dict__.get("_python_udfs")
-    if registry is None:
-        registry = session.__dict__.setdefault("_python_udfs", {})
-    return registry
-
-
-def registered_udf(name: str) -> UserDefinedFunction | None:
-    """The UDF the active session registered as `name`, if any (the SQL front end asks)."""
-    from quiver.engine.api.session import Session
-
-    session = Session.getActiveSession()
-    if session is None:
-        return None
-    return registered_functions(session).get(name.lower())
-
-
 class UDFRegistration:
     """`spark.udf`: `register(name, f, returnType)` makes a Python function callable from SQL."""
 
-    def __init__(self, session: Any):
-        self._session = session
+    def __init__(self, catalog: SessionCatalog):
+        self._catalog = catalog
 
     def register(self, name: str, f: Callable | UserDefinedFunction,
                  returnType: T.DataType | str | None = None) -> UserDefinedFunction:
@@ -268,7 +251,7 @@ class UDFRegistration:
             registered = f.renamed(name)
         else:
             registered = UserDefinedFunction(f, returnType if returnType is not None else T.StringType(), name)
-        registered_functions(self._session)[name.lower()] = registered
+        self._catalog.register_function(name, registered)
         return registered
 
     def registerJavaFunction(self, name: str, javaClassName: str, returnType: Any = None) -> None:
@@ -301,5 +284,5 @@ def map_in_batches(plan: Any, func: Callable[[Iterable[Any]], Iterable[Any]], sc
 
 __all__ = [
     "UserDefinedFunction", "udf", "pandas_udf", "PandasUDFType", "PythonEvalType", "UDFRegistration",
-    "registered_udf", "map_in_batches",
+    "map_in_batches",
 ]

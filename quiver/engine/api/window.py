@@ -4,11 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from quiver.engine.analysis import builder
-from quiver.engine.analysis.builder import CURRENT_ROW, UNBOUNDED_FOLLOWING, UNBOUNDED_PRECEDING
+from quiver.engine.analysis.builder import CURRENT_ROW, UNBOUNDED_FOLLOWING, UNBOUNDED_PRECEDING, WindowDefinition
 from quiver.engine.api.column import to_expr
-from quiver.engine.core.errors import AnalysisException
-from quiver.engine.core.expressions import Expr, SortOrder
+from quiver.engine.core.expressions import SortOrder
 
 
 def _flatten(cols: tuple) -> list:
@@ -18,12 +16,8 @@ def _flatten(cols: tuple) -> list:
 
 
 @dataclass(frozen=True)
-class WindowSpec:
-    """An immutable window definition; each builder call returns a new spec."""
-
-    partition_by: tuple[Expr, ...] = ()
-    order_by: tuple[SortOrder, ...] = ()
-    frame: tuple[str, int, int] | None = None
+class WindowSpec(WindowDefinition):
+    """An immutable window definition (`Column.over` takes one); each builder call returns a new spec."""
 
     def partitionBy(self, *cols: Any) -> WindowSpec:
         return replace(self, partition_by=tuple(to_expr(c) for c in _flatten(cols)))
@@ -72,10 +66,3 @@ class Window:
     @staticmethod
     def rangeBetween(start: int, end: int) -> WindowSpec:
         return WindowSpec().rangeBetween(start, end)
-
-
-def window_expression(expr: Expr, spec: WindowSpec) -> Expr:
-    """`fn.over(spec)`: an aggregate or a window function evaluated per row over its window."""
-    if not isinstance(spec, WindowSpec):
-        raise AnalysisException(f"over() takes a WindowSpec such as Window.partitionBy('k'), got {type(spec).__name__}")
-    return builder.window_expression(expr, spec.partition_by, spec.order_by, spec.frame)

@@ -36,7 +36,7 @@ from quiver.planners.placement import StagePlacement, place_stage
 from quiver.planners.stages import StageGraph, split_stages
 
 if TYPE_CHECKING:
-    from quiver.engine.api.session import Session
+    from quiver.engine.execution.context import ExecutionContext
 
 # PySpark's explain modes, and ours: "graph" draws the stage DAG with each operator's device.
 EXPLAIN_MODES = ("simple", "extended", "codegen", "cost", "formatted", "graph")
@@ -153,7 +153,7 @@ class StageSplitting:
 @dataclass(frozen=True)
 class Placement:
     """Each stage's operators put on devices as the stage is about to run, from the real sizes its
-    finished parents wrote (the scheduler's placer, `Session._place`); explain places them from estimates."""
+    finished parents wrote (the scheduler's placer, `ExecutionContext._place`); explain places them from estimates."""
 
     place: Callable[..., StagePlacement]
 
@@ -168,7 +168,7 @@ LOGICAL_STEPS = (Rewrite, QueryRewrite, FixedPoint)
 
 def use_cached_data(query: QueryExecution, plan: L.LogicalPlan) -> L.LogicalPlan:
     """Each subtree the user cached replaced by its in-memory relation, filled by a job of its own on first use."""
-    return query.session._cache.substitute(plan, skip_root=query.materializing, materialize=not query.describe_only)
+    return query.context.cache.substitute(plan, skip_root=query.materializing, materialize=not query.describe_only)
 
 
 def reuse_shared_aggregates(query: QueryExecution, plan: L.LogicalPlan) -> L.LogicalPlan:
@@ -229,9 +229,9 @@ def pipeline_step(kind: type[StepT]) -> StepT:
 class QueryExecution:
     """The plans of one action, derived lazily from an analyzed logical plan."""
 
-    def __init__(self, session: Session, analyzed: L.LogicalPlan, materializing: bool = False,
+    def __init__(self, context: ExecutionContext, analyzed: L.LogicalPlan, materializing: bool = False,
                  describe_only: bool = False):
-        self.session = session
+        self.context = context
         self.analyzed = analyzed
         self.materializing = materializing
         self.describe_only = describe_only
@@ -249,7 +249,7 @@ class QueryExecution:
 
     def _scalar_value(self, sub: ScalarSubquery) -> Literal:
         """Run an uncorrelated scalar subquery as its own job: its one value, or null for no row."""
-        table = QueryExecution(self.session, sub.plan).to_table()
+        table = QueryExecution(self.context, sub.plan).to_table()
         if table.num_rows > 1:
             raise QuiverError(
                 f"a scalar subquery returned more than one row ({table.num_rows} rows), but one used as a value "
@@ -260,17 +260,17 @@ class QueryExecution:
 
     def _computed_once(self, plan: L.LogicalPlan) -> L.InMemoryRelation:
         """Run `plan` as a job of its own and keep its partitions until this query is done."""
-        relation = self.session._cache.store_result(QueryExecution(self.session, plan), REUSED)
+        relation = self.context.cache.store_result(QueryExecution(self.context, plan), REUSED)
         blocks = [BlockId("cache", relation.cache_key, p, 0) for p in range(relation.partitions)]
         self._reused.append(blocks)
         # A query planned but never run (explain, fired_rules) frees them when it is collected.
-        weakref.finalize(self, self.session._store.drop, blocks)
+        weakref.finalize(self, self.context.store.drop, blocks)
         return relation
 
     def release(self) -> None:
         """Drop the blocks of the aggregates this query computed once for its subqueries and itself."""
         for blocks in self._reused:
-            self.session._store.drop(blocks)
+            self.context.store.drop(blocks)
         self._reused.clear()
 
     @property
@@ -283,12 +283,12 @@ class QueryExecution:
 
     @cached_property
     def physical(self) -> PhysicalPlan:
-        conf = self.session.conf
+        conf = self.context.conf
         pconf = PlannerConfig(
             shuffle_partitions=conf.shuffle_partitions(),
             broadcast_threshold=conf.broadcast_threshold(),
             broadcast_by_cost_max_bytes=conf.broadcast_by_cost_max_bytes(),
-            default_parallelism=self.session._runtime.parallelism,
+            default_parallelism=self.context.parallelism,
         )
         return pipeline_step(PhysicalPlanning).plan(self.optimized, pconf)
 
@@ -299,7 +299,7 @@ class QueryExecution:
     def run(self, result_task: Callable[[int, Iterator[pa.RecordBatch]], Any]) -> list[Any]:
         """Run the job; `result_task(partition, batches)` consumes each result partition."""
         try:
-            return self.session._scheduler.run_job(self.stages, result_task)
+            return self.context.scheduler.run_job(self.stages, result_task)
         finally:
             self.release()
 
@@ -314,11 +314,11 @@ class QueryExecution:
 
     def placement_string(self) -> str:
         """Per stage, the device of each operator with its estimated size and cost on every candidate."""
-        candidates = self.session.placement_candidates()
+        candidates = self.context.placement_candidates()
         if len(candidates) == 1:
             return (f"every operator on {candidates[0].label} "
-                    f"(quiver.devices = {self.session.conf.get('quiver.devices')})")
-        return "\n".join(self.session.place(s.id, s.root).describe() for s in self.stages.stages)
+                    f"(quiver.devices = {self.context.conf.get('quiver.devices')})")
+        return "\n".join(self.context.place(s.id, s.root).describe() for s in self.stages.stages)
 
     def explain_string(self, mode: str = "extended") -> str:
         sections = []
@@ -377,8 +377,8 @@ def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
 class CacheManager:
     """Plans the user cached, materialised into the block store the first time a job needs them."""
 
-    def __init__(self, session: Session):
-        self.session = session
+    def __init__(self, context: ExecutionContext):
+        self.context = context
         self._entries: dict[L.LogicalPlan, L.InMemoryRelation | None] = {}
         self._levels: dict[L.LogicalPlan, str] = {}
         self._next_key = 0
@@ -404,8 +404,8 @@ class CacheManager:
         entry = self._entries.pop(plan, None)
         self._levels.pop(plan, None)
         if entry is not None:
-            self.session._store.drop(BlockId("cache", entry.cache_key, p, 0) for p in range(entry.partitions))
-            self.session.drop_device_cache(entry.cache_key)
+            self.context.store.drop(BlockId("cache", entry.cache_key, p, 0) for p in range(entry.partitions))
+            self.context.drop_device_cache(entry.cache_key)
 
     def clear(self) -> None:
         for plan in list(self._entries):
@@ -431,20 +431,23 @@ class CacheManager:
 
         return L.transform_down(plan, rule)
 
+    def materialize(self, plan: L.LogicalPlan) -> None:
+        """Fill the cache of `plan` (registered) now, as an eager CACHE TABLE does."""
+        self._materialize(plan)
+
     def _materialize(self, plan: L.LogicalPlan) -> L.InMemoryRelation:
         entry = self._entries.get(plan)
         if entry is not None:
             return entry
-        entry = self.store_result(QueryExecution(self.session, plan, materializing=True), self._levels[plan])
+        entry = self.store_result(QueryExecution(self.context, plan, materializing=True), self._levels[plan])
         self._entries[plan] = entry
         return entry
 
     def store_result(self, qe: QueryExecution, storage_level: str) -> L.InMemoryRelation:
         """Run `qe` and keep each of its result partitions in the block store, under a new key."""
         key = self.new_key()
-        store = self.session._store
-
-        device = self.session.cache_device()
+        store = self.context.store
+        device = self.context.cache_device()
         # Each result task hands back its partition's batches (by reference in-process, mapped from
         # the object store on Ray); the driver keeps them in the store under the cache key.
         parts = qe.run(_keep_batches)

@@ -14,15 +14,16 @@ import decimal as _decimal
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
 
-from quiver.engine.analysis.analyzer import resolve_name
-from quiver.engine.analysis.generators import GENERATORS, MultiAlias
+from quiver.engine.analysis import builder
+from quiver.engine.analysis.catalog import RegisteredFunction
+from quiver.engine.analysis.generators import MultiAlias
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ParseException
 from quiver.engine.core.expressions import (
@@ -30,7 +31,6 @@ from quiver.engine.core.expressions import (
     AggregateFunction,
     Alias,
     And,
-    AttributeRef,
     BinaryArithmetic,
     CaseWhen,
     Cast,
@@ -49,11 +49,11 @@ from quiver.engine.core.expressions import (
     UnresolvedStar,
     contains_window,
     new_expr_id,
-    transform_expr,
-    transform_expr_down,
 )
 from quiver.engine.core.plan import LogicalPlan
 from quiver.engine.core.subqueries import Exists, InSubquery, scalar_subquery
+from quiver.engine.sql.display import SparkDisplay, name_select_item, strip_display
+from quiver.engine.sql.windows import named_windows, translate_window
 
 # Calls whose syntax is more than `name(arg, ...)`; every other call stays exp.Anonymous.
 _SPECIAL_SYNTAX = ("CAST", "TRY_CAST", "EXTRACT", "TRIM", "SUBSTRING", "SUBSTR")
@@ -137,64 +137,6 @@ def parse_expression(text: str) -> Expr:
     return name_select_item(translator.translate(node), ())
 
 
-# ---------------------------------------------------------------- Spark's display of SQL-only syntax
-
-
-@dataclass(frozen=True)
-class SparkDisplay(Expr):
-    """Marks SQL-only syntax (BETWEEN, IF, x DIV y): computes `child`, shown as Spark shows it.
-
-    It exists only while a select-list entry is named; `strip_display` removes it before the
-    expression leaves this module, so the analyzer and executors never see it.
-    """
-
-    child: Expr
-    operands: tuple[Expr, ...]
-    template: str
-
-    def sql(self) -> str:
-        return self.template.format(*(o.sql() for o in self.operands))
-
-
-def strip_display(e: Expr) -> Expr:
-    """`e` without its `SparkDisplay` markers: what the engine evaluates."""
-    def unwrap(x: Expr) -> Expr:
-        while isinstance(x, SparkDisplay):
-            x = x.child
-        return x
-    return transform_expr_down(e, unwrap)
-
-
-def name_select_item(e: Expr, inputs: tuple[AttributeRef, ...]) -> Expr:
-    """An unaliased select-list entry, aliased with Spark's column name where ours would differ.
-
-    Two cases differ: SQL-only syntax (`between(a, 1, 3)`, `(IF(c, x, y))`), and Spark 4's rule
-    that a cast of a column keeps the column's name (`CAST(a AS BIGINT)` is named `a`). Entries
-    that need no resolution (`1`, `count(*)`) are named here too.
-    """
-    clean = strip_display(e)
-    if isinstance(clean, ScalarFunction) and clean.name in GENERATORS:
-        return clean  # named by the columns it makes (col, key, value, ...)
-    if isinstance(clean, Cast) and isinstance(clean.child, UnresolvedColumn):
-        return Alias(clean, display_name(clean.child, inputs))
-    if clean != e or (clean.resolved and not isinstance(clean, AttributeRef)):
-        # The analyzer names only entries it has to resolve; `1` or `count(*)` arrive resolved.
-        return Alias(clean, display_name(e, inputs))
-    return e
-
-
-def display_name(e: Expr, inputs: tuple[AttributeRef, ...]) -> str:
-    """The column name Spark gives `e`: its SQL text with columns spelled as the input spells them."""
-    def bind(x: Expr) -> Expr:
-        if isinstance(x, UnresolvedColumn) and inputs:
-            try:
-                return resolve_name(x.parts, inputs)
-            except AnalysisException:
-                return x
-        return x
-    return transform_expr(e, bind).sql()
-
-
 # ---------------------------------------------------------------- aggregates
 
 # SQL name -> our aggregate; the SQL name is kept for display where the two differ (mean(x)).
@@ -245,10 +187,6 @@ _TYPED_LITERAL_KEYWORD = re.compile(r"(?:^|[^\w`])(DATE|TIMESTAMP|TIMESTAMP_NTZ|
 
 _SUBQUERY_HINT = "IN, EXISTS and scalar subqueries are supported; rewrite this one with a join"
 
-# Spark window functions Quiver does not compute yet: named so the error says so.
-UNSUPPORTED_WINDOW_FUNCTIONS: frozenset[str] = frozenset()
-
-
 # ---------------------------------------------------------------- translation
 
 
@@ -259,23 +197,28 @@ class ExpressionTranslator:
     `name_select_item` and pass everything else through `strip_display`.
     """
 
-    def __init__(self, text: str, subquery_plan: Callable[[exp.Expression], LogicalPlan] | None = None):
+    def __init__(self, text: str, subquery_plan: Callable[[exp.Expression], LogicalPlan] | None = None,
+                 functions: Callable[[str], RegisteredFunction | None] | None = None):
         self.text = text
         # Plans the query of a subquery expression in the scope of the clause being translated.
         self.subquery_plan = subquery_plan
+        # The session's registered functions by name (its catalog's); they come before built-in ones.
+        self.functions = functions
         # The WINDOW clause of the SELECT being translated: name -> definition.
         self.windows: dict[str, exp.Window] = {}
 
     @contextmanager
     def window_clause(self, definitions: list[exp.Window]) -> Iterator[None]:
         """Translate one SELECT's expressions with its WINDOW clause's names (and no outer query's) in scope."""
-        from quiver.engine.sql.windows import named_windows
-
         saved, self.windows = self.windows, named_windows(definitions)
         try:
             yield
         finally:
             self.windows = saved
+
+    def order_item(self, node: exp.Ordered) -> SortOrder:
+        """An ORDER BY item (of a query, an OVER clause, WITHIN GROUP): its expression, direction and nulls."""
+        return sort_order(self.translate(node.this), node)
 
     def translate(self, node: exp.Expression) -> Expr:
         """The `Expr` for one sqlglot expression node."""
@@ -503,12 +446,10 @@ class ExpressionTranslator:
     def _anonymous(self, node: exp.Anonymous) -> Expr:
         name = node.name.lower()
         args = list(node.expressions)
-        from quiver.engine.api.udf import registered_udf
-
-        registered = registered_udf(name)
+        registered = self.functions(name) if self.functions is not None else None
         if registered is not None:  # spark.udf.register'ed functions come first, as Spark's temporary functions
             return registered.call(tuple(self.translate(a) for a in args))
-        if name in WINDOW_FUNCTIONS or name in UNSUPPORTED_WINDOW_FUNCTIONS:
+        if name in WINDOW_FUNCTIONS:
             raise AnalysisException(f"window function {node.sql(dialect='spark')} requires an OVER clause, e.g. "
                                     f"{name}({'x' if args else ''}) OVER (PARTITION BY k ORDER BY x)")
         if name in AGGREGATES:
@@ -531,9 +472,8 @@ class ExpressionTranslator:
             args = [args[1], args[0]]
         if name in ("struct", "arrays_zip"):
             # the struct field names come from the argument columns' names, as in F.struct
-            from quiver.engine.api.functions.collection import struct_call, zip_call
-
-            return (struct_call if name == "struct" else zip_call)(tuple(self.translate(a) for a in args))
+            return (builder.struct_call if name == "struct" else builder.zip_call)(
+                tuple(self.translate(a) for a in args))
         return ScalarFunction(name, tuple(self.translate(a) for a in args))
 
     def _aggregate(self, node: exp.Anonymous, name: str, args: list[exp.Expression]) -> Expr:
@@ -635,8 +575,6 @@ class ExpressionTranslator:
         raise self.unsupported(node, "ALL (subquery)", _SUBQUERY_HINT)
 
     def _window(self, node: exp.Window) -> Expr:
-        from quiver.engine.sql.windows import translate_window
-
         return translate_window(self, node)
 
     def _filter(self, node: exp.Filter) -> Expr:
@@ -784,8 +722,7 @@ def sort_order(e: Expr, node: exp.Ordered) -> SortOrder:
 
 
 __all__ = [
-    "parse_expression", "parse_sql", "ExpressionTranslator", "SparkDisplay", "strip_display", "name_select_item",
-    "display_name", "number_literal", "data_type", "sort_order", "AGGREGATES",
+    "parse_expression", "parse_sql", "ExpressionTranslator", "number_literal", "data_type", "sort_order", "AGGREGATES",
 ]
 
 

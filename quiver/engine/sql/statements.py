@@ -1,22 +1,22 @@
 """`spark.sql(text)`: a Spark SQL query as a logical plan.
 
-sqlglot parses the text (the dialect and the expression half live in `sql_expressions`);
+sqlglot parses the text (the dialect and the expression half live in `sql.expressions`);
 this module turns the query tree into plan nodes: FROM with joins, WHERE, GROUP BY and
-HAVING, the select list with its windows (`sql_windows`), QUALIFY, DISTINCT, ORDER BY, LIMIT,
-set operations and WITH. Temp-view statements are run by `sql_views`. Joins, set operations,
+HAVING, the select list with its windows (`sql.windows`), QUALIFY, DISTINCT, ORDER BY, LIMIT,
+set operations and WITH. Temp-view statements are run by `sql.views`. Names (temp views,
+registered functions) come from the session's `SessionCatalog`. Joins, set operations,
 aggregates, sorts and limits are built by `analysis.builder`, as the DataFrame API builds them.
 
 Each clause's plan is analyzed as soon as it is built, so the clause above it sees real
 columns: USING joins need both sides' keys, ordinals and select-list aliases need the select
 list's output, and INTERSECT needs both inputs' columns. `analyze` leaves resolved subtrees as
-they are, so `session._df` re-analyzing the result costs nothing.
+they are, so the session re-analyzing the result costs nothing.
 """
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
@@ -29,6 +29,7 @@ from quiver.engine.analysis.analyzer import (
     resolve_name,
     without_outer_scope,
 )
+from quiver.engine.analysis.catalog import SessionCatalog
 from quiver.engine.analysis.generators import MultiAlias, is_generator
 from quiver.engine.analysis.grouping_sets import grouping_sets_sql
 from quiver.engine.core.errors import AnalysisException, ParseException
@@ -47,20 +48,11 @@ from quiver.engine.core.expressions import (
     substitute_attributes,
 )
 from quiver.engine.core.plan import Filter, LogicalPlan, Project, SubqueryAlias, Union
-from quiver.engine.sql.expressions import (
-    ExpressionTranslator,
-    display_name,
-    name_select_item,
-    parse_expression,
-    parse_sql,
-    sort_order,
-)
+from quiver.engine.sql.display import display_name, name_select_item
+from quiver.engine.sql.expressions import ExpressionTranslator, parse_expression, parse_sql, sort_order
 from quiver.engine.sql.pivot import pivot_relation
 from quiver.engine.sql.views import STATEMENTS, run_statement
 from quiver.engine.sql.windows import WindowInputs, aggregates_rows
-
-if TYPE_CHECKING:
-    from quiver.engine.api.session import Session
 
 # Scopes of WITH names, innermost last: each maps a lower-case CTE name to its analyzed plan.
 Scopes = tuple[dict[str, LogicalPlan], ...]
@@ -77,8 +69,8 @@ _QUALIFY_COLUMN = "__quiver_qualify"
 _SORT_COLUMN = "__quiver_sort_{}"
 
 
-def sql_to_plan(session: Session, query: str) -> LogicalPlan:
-    """The plan of one Spark SQL query (SELECT, WITH, VALUES, set operations) over the session's temp views.
+def sql_to_plan(catalog: SessionCatalog, query: str) -> LogicalPlan:
+    """The plan of one Spark SQL query (SELECT, WITH, VALUES, set operations) over the catalog's temp views.
 
     A temp-view statement (CREATE VIEW, DROP VIEW, CACHE TABLE, ...) runs now and gives an empty plan.
     """
@@ -87,22 +79,22 @@ def sql_to_plan(session: Session, query: str) -> LogicalPlan:
         raise ParseException(f"spark.sql() runs one statement at a time, but got {len(nodes)}: {query!r}")
     node = nodes[0]
     if isinstance(node, STATEMENTS):
-        return run_statement(session, node, lambda q: QueryTranslator(session, query).query(q, ()))
+        return run_statement(catalog, node, lambda q: QueryTranslator(catalog, query).query(q, ()))
     if not isinstance(node, (exp.Query, exp.Values)):
         raise ParseException(
             f"only queries (SELECT, WITH, VALUES, UNION/INTERSECT/EXCEPT) and temp-view statements (CREATE/DROP "
             f"TEMPORARY VIEW, CACHE/UNCACHE TABLE) are supported, not a {node.key.upper()} statement: {query!r}; "
             "register data with df.createOrReplaceTempView(name)"
         )
-    return QueryTranslator(session, query).query(node, ())
+    return QueryTranslator(catalog, query).query(node, ())
 
 
 class QueryTranslator:
     """Turns the sqlglot tree of one query into an analyzed logical plan."""
 
-    def __init__(self, session: Session, text: str):
-        self.session = session
-        self.exprs = ExpressionTranslator(text, self._subquery)
+    def __init__(self, catalog: SessionCatalog, text: str):
+        self.catalog = catalog
+        self.exprs = ExpressionTranslator(text, self._subquery, catalog.function)
         # The clause being translated: its input columns and WITH scopes, which a subquery in it can see.
         self._clause: tuple[tuple[AttributeRef, ...], Scopes] = ((), ())
         # Inside a subquery, tables get fresh column ids: a decorrelated subquery is joined to
@@ -316,11 +308,9 @@ class QueryTranslator:
             for scope in reversed(scopes):
                 if name.lower() in scope:
                     return scope[name.lower()]
-        if name.lower() in self.session._views and (len(node.parts) == 1 or node.text("db").lower() == "global_temp"):
-            view = self.session.table(name)._plan
-            # session.table() wraps the view in its own name; the caller re-wraps it in the alias used here.
-            return view.child if isinstance(view, SubqueryAlias) else view
-        views = sorted(self.session._views)
+        if self.catalog.has_view(name) and (len(node.parts) == 1 or node.text("db").lower() == "global_temp"):
+            return self.catalog.view(name)
+        views = self.catalog.view_names()
         ctes = sorted({n for scope in scopes for n in scope})
         close = difflib.get_close_matches(name.lower(), views + ctes, n=1, cutoff=0.6)
         raise AnalysisException(
@@ -339,7 +329,7 @@ class QueryTranslator:
             raise ParseException(f"range() takes 1 to 4 integer literals (end | start, end[, step[, partitions]]), "
                                  f"got {call.sql(dialect='spark')!r}")
         values = [int(a.sql(dialect="spark")) for a in args]
-        return self.session.range(*values)._plan
+        return analyze(builder.range_relation(*values))
 
     def _rename_columns(self, plan: LogicalPlan, alias: exp.Expression | None, what: str) -> LogicalPlan:
         """`t AS x(c1, c2)` / `WITH c(c1, c2) AS ...`: new names for the columns, by position."""
@@ -356,7 +346,7 @@ class QueryTranslator:
 
     def _one_row(self) -> LogicalPlan:
         """The single row a SELECT without FROM computes its list over."""
-        return self.session.range(0, 1, 1, 1)._plan
+        return analyze(builder.range_relation(0, 1, 1, 1))
 
     def _values(self, node: exp.Values) -> LogicalPlan:
         rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in node.expressions]

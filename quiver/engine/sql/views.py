@@ -1,51 +1,46 @@
 """Temp views and table caching in `spark.sql`: CREATE / DROP VIEW, CACHE / UNCACHE TABLE.
 
-These statements act on the session when `spark.sql` runs them, as Spark's do, and their
-result is an empty DataFrame with no columns. A view stores the analyzed plan of its query
-in `session._views`, exactly what `df.createOrReplaceTempView(name)` stores, so SQL and the
-DataFrame API see one set of views.
+These statements act on the session's catalog when `spark.sql` runs them, as Spark's do, and
+their result is an empty DataFrame with no columns. A view stores the analyzed plan of its
+query in the `SessionCatalog`, exactly what `df.createOrReplaceTempView(name)` stores, so SQL
+and the DataFrame API see one set of views.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from sqlglot import exp
 
 from quiver.engine.analysis.analyzer import analyze
-from quiver.engine.api.dataframe import StorageLevel
+from quiver.engine.analysis.catalog import SessionCatalog
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ParseException
 from quiver.engine.core.expressions import Alias, AttributeRef, new_expr_id
 from quiver.engine.core.plan import LocalRelation, LogicalPlan, Project
-
-if TYPE_CHECKING:
-    from quiver.engine.api.session import Session
+from quiver.engine.core.storage_level import STORAGE_LEVEL_NAMES
 
 # Plans the query of a statement (CREATE VIEW v AS <query>) with the caller's SQL front end.
 PlanQuery = Callable[[exp.Expression], LogicalPlan]
 
 # Temp views may be named plainly or, when global, in Spark's global_temp database.
 _GLOBAL_DATABASE = "global_temp"
-_STORAGE_LEVELS = ("NONE", "MEMORY_ONLY", "MEMORY_AND_DISK", "DISK_ONLY", "MEMORY_ONLY_2", "MEMORY_AND_DISK_2",
-                   "OFF_HEAP", "MEMORY_AND_DISK_DESER")
 # Properties a CREATE TEMPORARY VIEW may carry; COMMENT is accepted and, like Spark's temp views, not kept.
 _VIEW_PROPERTIES = (exp.TemporaryProperty, exp.GlobalProperty, exp.SchemaCommentProperty)
 
 STATEMENTS = (exp.Create, exp.Drop, exp.Cache, exp.Uncache)
 
 
-def run_statement(session: Session, node: exp.Expression, plan_query: PlanQuery) -> LogicalPlan:
+def run_statement(catalog: SessionCatalog, node: exp.Expression, plan_query: PlanQuery) -> LogicalPlan:
     """Run one CREATE VIEW / DROP VIEW / CACHE TABLE / UNCACHE TABLE statement; its (empty) result plan."""
     if isinstance(node, exp.Create):
-        _create_view(session, node, plan_query)
+        _create_view(catalog, node, plan_query)
     elif isinstance(node, exp.Drop):
-        _drop_views(session, node)
+        _drop_views(catalog, node)
     elif isinstance(node, exp.Cache):
-        _cache_table(session, node, plan_query)
+        _cache_table(catalog, node, plan_query)
     else:
-        _uncache_table(session, node)
+        _uncache_table(catalog, node)
     return empty_result()
 
 
@@ -58,7 +53,7 @@ def empty_result() -> LogicalPlan:
 # ---------------------------------------------------------------- CREATE / DROP VIEW
 
 
-def _create_view(session: Session, node: exp.Create, plan_query: PlanQuery) -> None:
+def _create_view(catalog: SessionCatalog, node: exp.Create, plan_query: PlanQuery) -> None:
     """CREATE [OR REPLACE] [GLOBAL] TEMPORARY VIEW name [(c1, c2)] AS query."""
     statement = node.sql(dialect="spark")
     kind = node.text("kind").upper()
@@ -79,11 +74,11 @@ def _create_view(session: Session, node: exp.Create, plan_query: PlanQuery) -> N
     table = target.this if isinstance(target, exp.Schema) else target
     name = _view_name(table, is_global=any(isinstance(p, exp.GlobalProperty) for p in properties))
     columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else None
-    if name.lower() in session._views and not node.args.get("replace"):
+    if catalog.has_view(name) and not node.args.get("replace"):
         raise AnalysisException(f"cannot create the temporary view '{name}' because it already exists; "
                                 f"use CREATE OR REPLACE TEMPORARY VIEW {name} AS ... to replace it")
     plan = _with_column_names(plan_query(node.expression), columns, name)
-    session._register_view(name, plan, replace=True)
+    catalog.register_view(name, plan, replace=True)
 
 
 def _view_name(table: exp.Table, is_global: bool) -> str:
@@ -116,28 +111,27 @@ def _with_column_names(plan: LogicalPlan, columns: list[str] | None, view: str) 
     return analyze(Project(plan, tuple(Alias(a, n) for a, n in zip(plan.output, names))))
 
 
-def _drop_views(session: Session, node: exp.Drop) -> None:
+def _drop_views(catalog: SessionCatalog, node: exp.Drop) -> None:
     """DROP VIEW [IF EXISTS] v (and DROP TABLE v, which drops a temp view of that name in Spark)."""
     kind = node.text("kind").upper()
     if kind not in ("VIEW", "TABLE"):
         raise ParseException(f"DROP {kind} is not supported in Quiver SQL: {node.sql(dialect='spark')!r}; "
                              "DROP VIEW [IF EXISTS] name drops a temporary view")
     for table in node.args.get("tables") or []:
-        key = _existing_view(session, table, missing_ok=bool(node.args.get("exists")), what=f"DROP {kind}")
+        key = _existing_view(catalog, table, missing_ok=bool(node.args.get("exists")), what=f"DROP {kind}")
         if key is not None:
-            session._df(session._views[key]).unpersist()
-            del session._views[key]
+            catalog.drop_view(key)
 
 
-def _existing_view(session: Session, table: exp.Table, missing_ok: bool, what: str) -> str | None:
-    """The session key of the temp view `table` names; None, or an error naming the views, when there is none."""
+def _existing_view(catalog: SessionCatalog, table: exp.Table, missing_ok: bool, what: str) -> str | None:
+    """The catalog key of the temp view `table` names; None, or an error naming the views, when there is none."""
     database = table.text("db")
     key = table.name.lower()
-    if key in session._views and (not database or database.lower() == _GLOBAL_DATABASE) and not table.text("catalog"):
+    if catalog.has_view(key) and (not database or database.lower() == _GLOBAL_DATABASE) and not table.text("catalog"):
         return key
     if missing_ok:
         return None
-    views = ", ".join(sorted(session._views)) or "(none)"
+    views = ", ".join(catalog.view_names()) or "(none)"
     raise AnalysisException(f"{what}: table or view '{table.sql(dialect='spark')}' not found. "
                             f"Registered temp views: {views}. Add IF EXISTS to ignore a missing one.")
 
@@ -145,21 +139,19 @@ def _existing_view(session: Session, table: exp.Table, missing_ok: bool, what: s
 # ---------------------------------------------------------------- CACHE / UNCACHE TABLE
 
 
-def _cache_table(session: Session, node: exp.Cache, plan_query: PlanQuery) -> None:
+def _cache_table(catalog: SessionCatalog, node: exp.Cache, plan_query: PlanQuery) -> None:
     """CACHE [LAZY] TABLE v [OPTIONS ('storageLevel' 'DISK_ONLY')] [[AS] query]; eager unless LAZY, as in Spark."""
     table = node.this
     level = _storage_level(node)
     if node.args.get("expression") is not None:
         name = _view_name(table, is_global=False)
-        if name.lower() in session._views:
+        if catalog.has_view(name):
             raise AnalysisException(f"cannot create the temporary view '{name}' because it already exists; "
                                     f"DROP VIEW {name} first, or CACHE TABLE {name} to cache the existing one")
-        session._register_view(name, _with_column_names(plan_query(node.expression), None, name), replace=False)
-    key = _existing_view(session, table, missing_ok=False, what="CACHE TABLE")
-    df = session._df(session._views[key])
-    df.persist(getattr(StorageLevel, level))
-    if not node.args.get("lazy"):
-        df.count()
+        catalog.register_view(name, _with_column_names(plan_query(node.expression), None, name), replace=False)
+    key = _existing_view(catalog, table, missing_ok=False, what="CACHE TABLE")
+    assert key is not None, "_existing_view raises for a missing view unless missing_ok"
+    catalog.cache_view(key, level, eager=not node.args.get("lazy"))
 
 
 def _storage_level(node: exp.Cache) -> str:
@@ -169,16 +161,16 @@ def _storage_level(node: exp.Cache) -> str:
     if unknown:
         raise ParseException(f"CACHE TABLE takes only the option 'storageLevel', got {', '.join(unknown)}")
     level = pairs.get("storagelevel", "MEMORY_AND_DISK").upper()
-    if level not in _STORAGE_LEVELS:
-        raise ParseException(f"unknown storageLevel '{level}' in CACHE TABLE; valid: {', '.join(_STORAGE_LEVELS)}")
+    if level not in STORAGE_LEVEL_NAMES:
+        raise ParseException(f"unknown storageLevel '{level}' in CACHE TABLE; valid: {', '.join(STORAGE_LEVEL_NAMES)}")
     return level
 
 
-def _uncache_table(session: Session, node: exp.Uncache) -> None:
+def _uncache_table(catalog: SessionCatalog, node: exp.Uncache) -> None:
     """UNCACHE TABLE [IF EXISTS] v."""
-    key = _existing_view(session, node.this, missing_ok=bool(node.args.get("exists")), what="UNCACHE TABLE")
+    key = _existing_view(catalog, node.this, missing_ok=bool(node.args.get("exists")), what="UNCACHE TABLE")
     if key is not None:
-        session._df(session._views[key]).unpersist()
+        catalog.uncache_view(key)
 
 
 __all__ = ["STATEMENTS", "run_statement", "empty_result"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
@@ -35,13 +36,10 @@ from quiver.engine.core.expressions import (
     WindowFunction,
     contains_window,
 )
-from quiver.engine.sql.expressions import (
-    UNSUPPORTED_WINDOW_FUNCTIONS,
-    ExpressionTranslator,
-    SparkDisplay,
-    sort_order,
-    strip_display,
-)
+from quiver.engine.sql.display import SparkDisplay, strip_display
+
+if TYPE_CHECKING:
+    from quiver.engine.sql.expressions import ExpressionTranslator
 
 _NO_ARGUMENT_FUNCTIONS = frozenset({"row_number", "rank", "dense_rank", "percent_rank", "cume_dist"})
 
@@ -92,7 +90,7 @@ def translate_window(exprs: ExpressionTranslator, node: exp.Window) -> Expr:
     function = _function(exprs, node.this)
     partition_by = tuple(exprs.translate(p) for p in spec_node.args.get("partition_by") or [])
     order_node = spec_node.args.get("order")
-    order_by = tuple(_sort_order(exprs, o) for o in (order_node.expressions if order_node is not None else []))
+    order_by = tuple(exprs.order_item(o) for o in (order_node.expressions if order_node is not None else []))
     frame_node = spec_node.args.get("spec")
     frame, shown = _frame(frame_node, node) if frame_node is not None else (None, None)
     plain = strip_display(function)
@@ -103,17 +101,10 @@ def translate_window(exprs: ExpressionTranslator, node: exp.Window) -> Expr:
     return _displayed(window, shown) if shown else window
 
 
-def _sort_order(exprs: ExpressionTranslator, node: exp.Ordered) -> SortOrder:
-    return sort_order(exprs.translate(node.this), node)
-
-
 def _function(exprs: ExpressionTranslator, node: exp.Expression) -> Expr:
     """The function before OVER: a window-only function, or an aggregate (with IGNORE NULLS if written)."""
     inner = node.this if isinstance(node, (exp.IgnoreNulls, exp.RespectNulls)) else node
     name = inner.name.lower() if isinstance(inner, exp.Anonymous) else ""
-    if name in UNSUPPORTED_WINDOW_FUNCTIONS:
-        raise exprs.unsupported(node, f"the window function {name}()",
-                                f"supported window functions: {', '.join(WINDOW_FUNCTIONS)} and the aggregates")
     if name == "nth_value":
         return window_function(exprs, name, list(inner.expressions), inner,
                                ignore_nulls=isinstance(node, exp.IgnoreNulls))

@@ -71,8 +71,8 @@ def plan_graph(qe: QueryExecution) -> graphviz.Digraph:
 
 
 def _draw(qe: QueryExecution) -> graphviz.Digraph:
-    candidates = qe.session.placement_candidates()
-    mode = str(qe.session.conf.get("quiver.placement"))
+    candidates = qe.context.placement_candidates()
+    mode = str(qe.context.conf.get("quiver.placement"))
     graph = graphviz.Digraph("quiver_plan", graph_attr={
         "rankdir": "TB", "fontname": "Helvetica", "fontsize": "12", "labelloc": "t", "newrank": "true",
         "label": graphviz.escape(f"Quiver plan (placement: {mode}; devices: {', '.join(c.label for c in candidates)})"),
@@ -80,7 +80,7 @@ def _draw(qe: QueryExecution) -> graphviz.Digraph:
         edge_attr={"fontname": "Helvetica", "fontsize": "9", "color": "#555555"})
     placed_by_stage = {}
     for stage in qe.stages.stages:
-        placement = qe.session.place(stage.id, stage.root)
+        placement = qe.context.place(stage.id, stage.root)
         placed_by_stage[stage.id] = list(_placed_operators(stage, placement))
         _draw_stage(graph, stage, placement, placed_by_stage[stage.id])
     _draw_exchanges(graph, qe.stages.stages, placed_by_stage)
@@ -92,7 +92,7 @@ def explain_graph(qe: QueryExecution, path: str | os.PathLike | None = None) -> 
     """Write the plan picture as a PNG (to `path`, or a new numbered file in `quiver.ui.graphDir`),
     print where, and show it as SVG when running in a notebook; returns the PNG's path."""
     graph = plan_graph(qe)
-    target = write_png(graph, qe.session.conf.get(GRAPH_DIR_KEY), path)
+    target = write_png(graph, qe.context.conf.get(GRAPH_DIR_KEY), path)
     print(f"plan graph written to {target}")
     show_inline(graph)
     return target

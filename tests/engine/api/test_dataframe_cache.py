@@ -91,10 +91,10 @@ def test_unpersist_goes_back_to_the_source_and_frees_the_blocks(spark, source_df
     source, df = source_df
     df.cache()
     df.count()
-    assert spark._store.nbytes("cache") > 0
+    assert spark._context.store.nbytes("cache") > 0
     df.unpersist()
     assert not df.is_cached and df.storageLevel == StorageLevel.NONE
-    assert spark._store.nbytes("cache") == 0
+    assert spark._context.store.nbytes("cache") == 0
     reads = source.reads
     assert df.count() == 10
     assert source.reads == reads + 2
@@ -115,4 +115,19 @@ def test_catalog_clear_cache_drops_every_cached_frame(spark, source_df):
     _, df = source_df
     df.cache().count()
     spark.catalog.clearCache()
-    assert not df.is_cached and spark._store.nbytes("cache") == 0
+    assert not df.is_cached and spark._context.store.nbytes("cache") == 0
+
+
+def test_catalog_caches_a_view_lazily_and_dropping_it_uncaches_it(spark, source_df):
+    """spark.catalog.cacheTable fills on the first read; dropTempView uncaches, as Spark's does."""
+    source, df = source_df
+    df.createOrReplaceTempView("cached_view")
+    spark.catalog.cacheTable("cached_view")
+    assert spark.catalog.isCached("cached_view") and source.reads == 0
+    assert spark.table("cached_view").count() == 10
+    reads = source.reads
+    assert spark.sql("SELECT count(*) FROM cached_view").collect()[0][0] == 10
+    assert source.reads == reads
+    assert spark.catalog.dropTempView("cached_view")
+    assert not df.is_cached and spark._context.store.nbytes("cache") == 0
+    assert not spark.catalog.dropTempView("cached_view")

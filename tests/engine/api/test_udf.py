@@ -45,11 +45,11 @@ def values(frame, column: int = 0) -> list:
 
 
 def optimized(frame) -> L.LogicalPlan:
-    return QueryExecution(frame.sparkSession, frame._plan, describe_only=True).optimized
+    return QueryExecution(frame._execution().context, frame._plan, describe_only=True).optimized
 
 
 def physical(frame) -> P.PhysicalPlan:
-    return QueryExecution(frame.sparkSession, frame._plan, describe_only=True).physical
+    return QueryExecution(frame._execution().context, frame._plan, describe_only=True).physical
 
 
 # ---------------------------------------------------------------- row UDFs

@@ -82,16 +82,16 @@ def test_failure_in_the_result_stage_is_reported_too(spark):
 
 
 def _job_blocks(spark) -> int:
-    job = spark._scheduler.last_job
-    return spark._store.nbytes(f"job{job.job_id}") + sum(
-        len(spark._store.blocks_of(f"job{job.job_id}", s.stage_id)) for s in job.stages)
+    job = spark._context.scheduler.last_job
+    return spark._context.store.nbytes(f"job{job.job_id}") + sum(
+        len(spark._context.store.blocks_of(f"job{job.job_id}", s.stage_id)) for s in job.stages)
 
 
 def test_shuffle_blocks_are_freed_after_the_job(spark, partitions):
     df = spark.range(0, 1000, numPartitions=4).withColumn("k", F.col("id") % 7)
     rows = df.groupBy("k").count().orderBy("k").collect()
     assert [r["count"] for r in rows] == [143, 143, 143, 143, 143, 143, 142]
-    assert len(spark._scheduler.last_job.stages) >= 2
+    assert len(spark._context.scheduler.last_job.stages) >= 2
     assert _job_blocks(spark) == 0
 
 
@@ -100,7 +100,7 @@ def test_shuffle_blocks_are_freed_after_a_failed_job(spark):
     with pytest.raises(TaskFailedError):
         _frame(spark, source).union(spark.range(5).select(F.col("id").alias("k"), F.col("id").alias("v"))) \
             .groupBy("k").count().collect()
-    assert spark._store.nbytes() == spark._store.nbytes("cache")
+    assert spark._context.store.nbytes() == spark._context.store.nbytes("cache")
 
 
 def test_parent_blocks_are_released_once_their_reader_stage_finishes(spark):
@@ -117,8 +117,8 @@ def test_parent_blocks_are_released_once_their_reader_stage_finishes(spark):
         seen = []
 
         def result_task(p, batches):
-            ns = f"job{spark._scheduler.last_job.job_id + 1}"
-            seen.append((len(spark._store.blocks_of(ns, stages[0].id)), len(spark._store.blocks_of(ns, stages[1].id))))
+            ns, store = f"job{spark._context.scheduler.last_job.job_id + 1}", spark._context.store
+            seen.append((len(store.blocks_of(ns, stages[0].id)), len(store.blocks_of(ns, stages[1].id))))
             return sum(b.num_rows for b in batches)
 
         assert sum(qe.run(result_task)) == 5
@@ -129,6 +129,6 @@ def test_parent_blocks_are_released_once_their_reader_stage_finishes(spark):
 
 def test_job_metrics_count_stages_tasks_and_rows(spark):
     spark.range(0, 100, numPartitions=4).groupBy((F.col("id") % 3).alias("k")).count().collect()
-    job = spark._scheduler.last_job
+    job = spark._context.scheduler.last_job
     assert job.stages[0].tasks == 4
     assert job.stages[0].rows_written > 0 and job.seconds > 0

@@ -24,7 +24,7 @@ class DeclaredInputsOnly(LocalRuntime):
 def strict():
     session = quiver.Session({"quiver.master": "local[2]", "spark.sql.shuffle.partitions": 3})
     runtime = DeclaredInputsOnly(2)
-    session._runtime = session._scheduler.runtime = runtime
+    session._context.runtime = session._context.scheduler.runtime = runtime
     yield session
     session.stop()
 

@@ -17,10 +17,10 @@ SCHEMA = "k string, t int, v double"
 @pytest.fixture()
 def base(spark):
     """The session with a fresh `sv_base` view; every view these tests make is dropped afterwards."""
-    before = set(spark._views)
+    before = set(spark._catalog.view_names())
     spark.createDataFrame(ROWS, SCHEMA).createOrReplaceTempView("sv_base")
     yield spark
-    for name in set(spark._views) - before:
+    for name in set(spark._catalog.view_names()) - before:
         spark.catalog.dropTempView(name)
 
 
@@ -66,7 +66,7 @@ def test_create_view_mistakes(base, statement, needles):
         base.sql(statement)
     for needle in needles:
         assert needle.lower() in str(info.value).lower(), str(info.value)
-    assert "sv_d" not in base._views
+    assert not base._catalog.has_view("sv_d")
 
 
 @pytest.mark.parametrize("statement, needles", [
@@ -94,7 +94,7 @@ def test_global_temp_view_is_read_through_global_temp(base):
     base.sql("CREATE OR REPLACE GLOBAL TEMPORARY VIEW sv_h AS SELECT 1 AS one")
     assert _rows(base.sql("SELECT * FROM global_temp.sv_h")) == [(1,)]
     base.sql("DROP VIEW global_temp.sv_h")
-    assert "sv_h" not in base._views
+    assert not base._catalog.has_view("sv_h")
 
 
 # ---------------------------------------------------------------- DROP VIEW
@@ -118,16 +118,16 @@ def test_drop_missing_view_needs_if_exists(base):
 def test_drop_table_drops_a_temp_view(base):
     base.sql("CREATE TEMP VIEW sv_j AS SELECT 1 AS x")
     base.sql("DROP TABLE sv_j")
-    assert "sv_j" not in base._views
+    assert not base._catalog.has_view("sv_j")
     base.sql("DROP TABLE IF EXISTS sv_j")
 
 
 def test_drop_view_uncaches_it(base):
     base.sql("CREATE TEMP VIEW sv_k AS SELECT k FROM sv_base")
     base.sql("CACHE LAZY TABLE sv_k")
-    plan = base._views["sv_k"]
+    plan = base._catalog.view("sv_k")
     base.sql("DROP VIEW sv_k")
-    assert not base._cache.is_cached(plan)
+    assert not base._context.cache.is_cached(plan)
 
 
 # ---------------------------------------------------------------- CACHE / UNCACHE TABLE
@@ -145,7 +145,7 @@ def test_cache_and_uncache_table(base):
 def test_cache_table_as_query_creates_the_view(base):
     base.sql("CACHE LAZY TABLE sv_m OPTIONS ('storageLevel' 'DISK_ONLY') AS SELECT t FROM sv_base WHERE t > 1")
     assert base.catalog.isCached("sv_m")
-    assert base._cache.storage_level(base._views["sv_m"]) == "DISK_ONLY"
+    assert base._context.cache.storage_level(base._catalog.view("sv_m")) == "DISK_ONLY"
     assert _rows(base.sql("SELECT * FROM sv_m")) == [(2,), (3,)]
     with pytest.raises(AnalysisException, match="already exists"):
         base.sql("CACHE TABLE sv_m AS SELECT 1")

@@ -64,13 +64,13 @@ def test_last_job_keeps_stages_tasks_devices_and_bytes_shuffled(gpu_session):
 
 def test_no_job_yet_says_what_to_do():
     spark = quiver.Session.builder.master("local[2]").getOrCreate()
-    last = spark._scheduler.last_job
-    spark._scheduler.last_job = None
+    last = spark._context.scheduler.last_job
+    spark._context.scheduler.last_job = None
     try:
         with pytest.raises(QuiverError, match="no job has run in this session yet"):
             spark.lastJob()
     finally:
-        spark._scheduler.last_job = last
+        spark._context.scheduler.last_job = last
 
 
 def test_failed_attempts_are_kept_and_marked(gpu_session, tmp_path):

@@ -27,7 +27,7 @@ _ATTR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s"]+)')
 
 def planned(df) -> QueryExecution:
     """`df`'s query planned as explain() plans it: without running anything."""
-    return QueryExecution(df._session, df._plan, describe_only=True)
+    return QueryExecution(df._session._context, df._plan, describe_only=True)
 
 
 def statements(graph) -> tuple[dict[str, dict[str, str]], list[tuple[str, str, dict[str, str]]]]:

@@ -17,10 +17,10 @@ from quiver.engine.ui.progress import ProgressListener, format_bytes, progress_h
 @pytest.fixture
 def session():
     spark = quiver.Session.builder.master("local[2]").getOrCreate()
-    listeners = list(spark._scheduler.listeners)
+    listeners = list(spark._context.scheduler.listeners)
     saved = {k: spark.conf.get(k) for k in ("quiver.ui.progress", "quiver.ui.progress.delayMs")}
     yield spark
-    spark._scheduler.listeners[:] = listeners
+    spark._context.scheduler.listeners[:] = listeners
     for k, v in saved.items():
         spark.conf.set(k, v)
 
@@ -38,7 +38,7 @@ def _slow_job(spark, seconds: float = 0.15):
 def _terminal(spark, force_terminal: bool = True) -> io.StringIO:
     out = io.StringIO()
     console = Console(file=out, force_terminal=force_terminal, width=140, color_system="truecolor")
-    spark._scheduler.listeners[:] = [ProgressListener(spark.conf, console)]
+    spark._context.scheduler.listeners[:] = [ProgressListener(spark.conf, console)]
     return out
 
 

@@ -18,11 +18,11 @@ def on_emulated_gpu(spark, conf_override):
 
 
 def _devices(spark) -> set[str]:
-    return {d for s in spark._scheduler.last_job.stages for d in s.devices}
+    return {d for s in spark._context.scheduler.last_job.stages for d in s.devices}
 
 
 def _fallbacks(spark) -> int:
-    return sum(s.fallbacks for s in spark._scheduler.last_job.stages)
+    return sum(s.fallbacks for s in spark._context.scheduler.last_job.stages)
 
 
 def _aggregates_on_gpu(spark) -> list[str]:
@@ -89,7 +89,7 @@ def test_a_sum_that_may_leave_64_bits_falls_back_rather_than_wrap(spark, conf_ov
 
 
 def test_a_fallback_is_not_counted_against_max_failures(spark, conf_override):
-    scheduler = spark._scheduler
+    scheduler = spark._context.scheduler
     previous = scheduler.max_failures
     scheduler.max_failures = 1
     try:

@@ -36,9 +36,9 @@ def test_the_shared_aggregate_is_computed_once(spark):
 
 def test_blocks_are_dropped_when_the_query_ends(spark):
     _totals(spark)
-    before = spark._store.nbytes("cache")
+    before = spark._context.store.nbytes("cache")
     spark.sql(TOP).collect()
-    assert spark._store.nbytes("cache") == before
+    assert spark._context.store.nbytes("cache") == before
 
 
 def test_an_aggregate_only_the_subquery_computes_is_not_kept(spark):

@@ -238,7 +238,7 @@ class Sample(L.LogicalPlan):
 def _planner_config(spark) -> PlannerConfig:
     return PlannerConfig(shuffle_partitions=spark.conf.shuffle_partitions(),
                          broadcast_threshold=spark.conf.broadcast_threshold(),
-                         default_parallelism=spark._runtime.parallelism)
+                         default_parallelism=spark._context.runtime.parallelism)
 
 
 def test_a_node_type_without_a_planning_function_raises_naming_it(spark):

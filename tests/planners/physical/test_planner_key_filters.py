@@ -88,7 +88,7 @@ def _filtered_stage_rows(spark, q) -> tuple[str, int]:
     stages = q._execution().stages.stages
     [target] = [s for s in stages if any(isinstance(n, P.KeyFilterExec) for n in s.root.walk())]
     column = next(n for n in target.root.walk() if isinstance(n, P.KeyFilterExec)).output[0].name
-    return column, next(m.rows_written for m in spark._scheduler.last_job.stages if m.stage_id == target.id)
+    return column, next(m.rows_written for m in spark._context.scheduler.last_job.stages if m.stage_id == target.id)
 
 
 def test_the_filter_is_used_only_when_the_other_side_turns_out_small(spark, tables, shuffled):

@@ -8,20 +8,9 @@ aggregate, window, generator and row_position (rand, monotonically_increasing_id
 `calls` holds what their wrappers share. This module re-exports every domain and the UDF
 constructors, so `F.upper` and `F.sum` come from one namespace, as in PySpark.
 """
+from typing import TYPE_CHECKING
+
 from quiver.engine.api.column import Column
-from quiver.engine.api.functions import (
-    aggregate,
-    collection,
-    columns,
-    conditional,
-    datetime,
-    generator,
-    hashes,
-    math,
-    row_position,
-    string,
-    window,
-)
 from quiver.engine.api.functions.aggregate import *  # noqa: F401,F403
 from quiver.engine.api.functions.collection import *  # noqa: F401,F403
 from quiver.engine.api.functions.columns import *  # noqa: F401,F403
@@ -35,16 +24,26 @@ from quiver.engine.api.functions.string import *  # noqa: F401,F403
 from quiver.engine.api.functions.window import *  # noqa: F401,F403
 from quiver.engine.api.udf import PandasUDFType, UserDefinedFunction, pandas_udf, udf
 
-# Spelled as += so that type checkers follow it too (a starred list hides the names from them).
-__all__ = ["Column", "PandasUDFType", "UserDefinedFunction", "pandas_udf", "udf"]
-__all__ += columns.__all__
-__all__ += string.__all__
-__all__ += math.__all__
-__all__ += datetime.__all__
-__all__ += collection.__all__
-__all__ += hashes.__all__
-__all__ += conditional.__all__
-__all__ += aggregate.__all__
-__all__ += window.__all__
-__all__ += generator.__all__
-__all__ += row_position.__all__
+# The names `from quiver.functions import *` gives: each domain's `__all__` and the UDF constructors (no
+# module names, so the star import shadows no `datetime` or `math` of the caller). Type checkers read the
+# star imports above instead, which they follow where they cannot evaluate a computed `__all__`.
+if not TYPE_CHECKING:
+    from quiver.engine.api.functions import (
+        aggregate,
+        collection,
+        columns,
+        conditional,
+        datetime,
+        generator,
+        hashes,
+        math,
+        row_position,
+        string,
+        window,
+    )
+
+    __all__ = ["Column", "PandasUDFType", "UserDefinedFunction", "pandas_udf", "udf"]
+    for _domain in (columns, string, math, datetime, collection, hashes, conditional, aggregate, window, generator,
+                    row_position):
+        __all__ += _domain.__all__
+    del _domain

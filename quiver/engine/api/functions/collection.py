@@ -8,47 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from quiver.engine.analysis.builder import struct_call, zip_call
 from quiver.engine.api.column import Column, literal_expr, to_expr
 from quiver.engine.api.functions.calls import ColumnOrName, call
-from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
-from quiver.engine.core.expressions import Alias, AttributeRef, Expr, Literal, ScalarFunction, UnresolvedColumn
 
 
 def _many(cols: tuple) -> tuple:
     if len(cols) == 1 and isinstance(cols[0], (list, tuple, set)):
         cols = tuple(cols[0])
     return tuple(to_expr(c) for c in cols)
-
-
-def field_name(e: Expr, position: int) -> str:
-    """The field name Spark gives a struct(...) argument: its alias or column name, else `col<n>`."""
-    if isinstance(e, Alias):
-        return e.name
-    if isinstance(e, (AttributeRef,)):
-        return e.name
-    if isinstance(e, UnresolvedColumn):
-        return e.parts[-1]
-    if isinstance(e, ScalarFunction) and e.name == "get_field" and isinstance(e.args[1], Literal):
-        return str(e.args[1].value)
-    return f"col{position + 1}"
-
-
-def struct_call(values: tuple[Expr, ...]) -> ScalarFunction:
-    """struct(a, b AS x, ...) as the pairs (name, value) the `struct` kernel takes."""
-    args: list[Expr] = []
-    for i, v in enumerate(values):
-        args.append(Literal(field_name(v, i), T.StringType()))
-        args.append(v.child if isinstance(v, Alias) else v)
-    return ScalarFunction("struct", tuple(args))
-
-
-def zip_call(values: tuple[Expr, ...]) -> ScalarFunction:
-    """arrays_zip(a, b): the struct field names (the columns' names, else their positions) lead."""
-    names = [Literal(v.name if isinstance(v, (Alias, AttributeRef)) else
-                     v.parts[-1] if isinstance(v, UnresolvedColumn) else str(i), T.StringType())
-             for i, v in enumerate(values)]
-    return ScalarFunction("arrays_zip", tuple(names) + tuple(v.child if isinstance(v, Alias) else v for v in values))
 
 
 # ---------------------------------------------------------------- constructors

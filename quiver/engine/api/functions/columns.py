@@ -6,6 +6,7 @@ from typing import Any
 
 from quiver.engine.api.column import Column, lit
 from quiver.engine.core.expressions import UnresolvedColumn, UnresolvedStar
+from quiver.engine.sql.expressions import parse_expression
 
 
 def col(name: str) -> Column:
@@ -19,9 +20,10 @@ column = col
 
 
 def expr(text: str) -> Column:
-    """A column from a SQL expression string."""
-    from quiver.engine.sql.statements import parse_expression
+    """A column from a SQL expression string.
 
+    >>> df.select(F.expr("length(name) + 1 AS n"))
+    """
     return Column(parse_expression(text))
 
 

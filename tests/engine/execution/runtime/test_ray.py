@@ -87,13 +87,13 @@ def test_master_strings():
 
 
 def test_jobs_on_ray_agree_with_local(rspark, lspark):
-    assert isinstance(rspark._runtime, RayRuntime)
+    assert isinstance(rspark._context.runtime, RayRuntime)
     assert _jobs(rspark) == _jobs(lspark)
 
 
 def test_inventory_comes_from_the_cluster(rspark, cluster):
-    assert rspark._runtime.inventory() == {"CPU": 3.0, "GPU": 1.0, "NPU": 1.0}
-    nodes = {n["node"]: n for n in rspark._runtime.nodes()}
+    assert rspark._context.runtime.inventory() == {"CPU": 3.0, "GPU": 1.0, "NPU": 1.0}
+    nodes = {n["node"]: n for n in rspark._context.runtime.nodes()}
     assert nodes[cluster.device_node.node_id]["GPU"] == 1.0
     assert rspark.sparkContext.defaultParallelism == 3
 
@@ -122,7 +122,7 @@ def test_blocks_are_mapped_from_shared_memory_not_copied(rspark):
 
 
 def test_blocks_are_freed_once_no_later_stage_needs_them(rspark, monkeypatch):
-    runtime = rspark._runtime
+    runtime = rspark._context.runtime
     seen = []
     original = runtime.run_tasks
 
@@ -134,7 +134,7 @@ def test_blocks_are_freed_once_no_later_stage_needs_them(rspark, monkeypatch):
     rows = rspark.range(0, 3000, numPartitions=3).withColumn("k", F.col("id") % 5) \
         .groupBy("k").count().orderBy("k").collect()
     assert [r["count"] for r in rows] == [600] * 5
-    job = rspark._scheduler.last_job
+    job = rspark._context.scheduler.last_job
     result_stage = job.stages[-1].stage_id
     first_stage = job.stages[0].stage_id
     # While the result stage runs, the first stage's blocks (read only by the middle stage) are gone.
@@ -159,7 +159,7 @@ def test_a_task_that_raises_is_retried(rspark, tmp_path):
 
     out = rspark.range(0, 100, numPartitions=2).mapInArrow(flaky, "id long").collect()
     assert sorted(r.id for r in out) == list(range(100))
-    job = rspark._scheduler.last_job
+    job = rspark._context.scheduler.last_job
     assert job.stages[-1].attempts == job.stages[-1].tasks + 1
 
 
@@ -202,8 +202,8 @@ def test_a_dead_node_loses_no_rows_its_blocks_are_recomputed_from_lineage(rspark
     partitions run again elsewhere, and the answer has every row once."""
     doomed = cluster.add_node(num_cpus=2, node_ip_address="127.0.0.1")
     cluster.wait_for_nodes()
-    scheduler = rspark._scheduler
-    runtime = rspark._runtime
+    scheduler = rspark._context.scheduler
+    runtime = rspark._context.runtime
     original = scheduler._run_map_stage
     held = []
 
@@ -242,7 +242,7 @@ def test_device_tasks_ask_ray_for_a_gpu_or_an_npu(rspark, cluster):
                 .groupBy((F.col("id") % 4).alias("k")).count().collect()
             assert sorted((r.k, r["count"]) for r in rows) == sorted(
                 (k, sum(1 for i in range(0, 5000, 3) if i % 4 == k)) for k in range(4))
-            placed = [s for s in rspark._scheduler.last_job.stages if any(kind in d for d in s.devices)]
+            placed = [s for s in rspark._context.scheduler.last_job.stages if any(kind in d for d in s.devices)]
             assert placed
             for s in placed:
                 assert (s.resources.gpus, s.resources.npus) == ((1.0, 0.0) if kind == "gpu" else (0.0, 1.0))
@@ -290,9 +290,9 @@ def test_cached_dataframes_live_in_the_object_store(rspark):
     try:
         assert df.count() == 1000
         assert df.filter("k = 1").count() == 333
-        cached = [b for b in rspark._runtime.store._refs if b.namespace == "cache"]
-        assert len(cached) == 2 and rspark._runtime.store.nbytes("cache") > 0
-        assert isinstance(rspark._runtime.store.get(cached[0])[0], pa.RecordBatch)
+        cached = [b for b in rspark._context.runtime.store._refs if b.namespace == "cache"]
+        assert len(cached) == 2 and rspark._context.runtime.store.nbytes("cache") > 0
+        assert isinstance(rspark._context.runtime.store.get(cached[0])[0], pa.RecordBatch)
     finally:
         df.unpersist()
 
@@ -311,7 +311,7 @@ def test_shuffle_blocks_cost_the_object_store_their_own_size(rspark, monkeypatch
     """Hash partitioning cuts each batch into pieces; each piece must be stored alone, not with the whole
     buffer it was cut from (a serialized Arrow slice carries its parent buffer), or a shuffle into 16
     partitions would take 16 times its size."""
-    scheduler, runtime = rspark._scheduler, rspark._runtime
+    scheduler, runtime = rspark._context.scheduler, rspark._context.runtime
     original = scheduler._run_map_stage
     held = []
 

@@ -14,7 +14,7 @@ def emulated_gpu(conf_override, placement: str):
 
 
 def devices_used(spark) -> set[str]:
-    return {d for s in spark._scheduler.last_job.stages for d in s.devices}
+    return {d for s in spark._context.scheduler.last_job.stages for d in s.devices}
 
 
 def test_a_numba_udf_runs_on_the_device_with_the_cpus_answer(spark, conf_override):

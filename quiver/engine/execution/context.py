@@ -1,0 +1,137 @@
+"""`ExecutionContext`: what runs a session's queries — its runtime, scheduler, devices and cache.
+
+A `Session` (engine/api) is the user's entry point and owns the names (conf, catalog); it builds one
+`ExecutionContext` for the work, as a SparkSession sits on a SparkContext: the runtime its master
+names (threads in this process, or Ray workers) with their block store, the DAG scheduler, the
+devices `quiver.devices` lists with their cost profiles and the placement of each stage on them, and
+the cache of the plans users persisted. A `QueryExecution` runs one query in this context.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from typing import Any
+
+from quiver.engine.core.conf import RuntimeConfig
+from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.execution.devices import DeviceSet
+from quiver.engine.execution.query_execution import CacheManager
+from quiver.engine.execution.runtime.base import Runtime
+from quiver.engine.execution.runtime.local import LocalRuntime, parse_local_master
+from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master
+from quiver.engine.execution.scheduler import DAGScheduler, JobMetrics
+from quiver.executors.base import Executor
+from quiver.executors.blocks import BlockStore
+from quiver.executors.cpu.executor import CpuExecutor
+from quiver.planners.physical.nodes import PhysicalPlan
+from quiver.planners.placement import Candidate, StagePlacement, device_paths, place_stage
+from quiver.planners.stages import Stage
+
+log = logging.getLogger("quiver.placement")
+
+
+def open_runtime(master: str, conf: RuntimeConfig) -> Runtime:
+    """The runtime a master names: threads for local masters, Ray workers for ray masters."""
+    threads = parse_local_master(master, os.cpu_count() or 1)
+    if threads is not None:
+        return LocalRuntime(threads)
+    address = parse_ray_master(master)
+    if address is None:
+        raise ConfigurationError(
+            f"master {master!r} is not a master; valid masters are local, local[N], local[*] (threads in this "
+            "process), ray (join the Ray instance running on this machine, or start one), ray://host:port "
+            "(a Ray cluster through Ray Client) and ray:ADDRESS (an address as ray.init takes it, e.g. ray:auto, "
+            "ray:10.0.0.5:6379)")
+    return RayRuntime.connect(address, conf)
+
+
+class ExecutionContext:
+    """The runtime, block store, scheduler, devices and cache that one session's queries run with.
+
+    `job_record` is the class each job's metrics are kept in (the session passes the UI's `ReportedJob`,
+    which can draw itself, so this layer does not import the UI).
+    """
+
+    def __init__(self, conf: RuntimeConfig, runtime: Runtime, job_record: type[JobMetrics] = JobMetrics):
+        self.conf = conf
+        self.runtime = runtime
+        cpu = CpuExecutor()
+        self.devices = DeviceSet(cpu)
+        self.scheduler = DAGScheduler(runtime, cpu, conf.max_failures(), self._place, job_record=job_record)
+        # The placement of each stage the scheduler placed off the CPU in the last jobs, by stage id.
+        self.last_placements: dict[int, StagePlacement] = {}
+        self.cache = CacheManager(self)
+        # Open the configured devices now, so a wrong quiver.devices fails when the session starts.
+        self.devices.candidates(conf.get("quiver.devices"), self._profile_names())
+
+    @property
+    def store(self) -> BlockStore:
+        """The runtime's block store: shuffle, broadcast and cache blocks."""
+        return self.runtime.store
+
+    @property
+    def parallelism(self) -> int:
+        """How many tasks run at once: the local threads, or the Ray cluster's CPUs."""
+        return self.runtime.parallelism
+
+    def shutdown(self) -> None:
+        """Free the cache and stop the runtime."""
+        self.cache.clear()
+        self.runtime.shutdown()
+
+    # ---------------------------------------------------------- devices and placement
+
+    def _profile_names(self) -> dict[str, str]:
+        return {kind: str(self.conf.get(f"quiver.profile.{kind}")) for kind in ("cpu", "gpu", "npu")}
+
+    def placement_candidates(self) -> list[Candidate]:
+        """The devices `quiver.devices` names (the CPU first), with their executors and cost profiles."""
+        candidates = self.devices.candidates(self.conf.get("quiver.devices"), self._profile_names())
+        if isinstance(self.runtime, LocalRuntime):
+            return candidates
+        # On Ray, each candidate spreads over the cluster's units of its kind (CPUs, GPUs, NPUs) as Ray
+        # reports them; an emulated device the cluster has none of keeps its profile's.
+        inventory = self.runtime.inventory()
+        return [dataclasses.replace(c, units=int(inventory.get(c.device.kind.upper(), 0)))
+                if inventory.get(c.device.kind.upper(), 0) >= 1 else c for c in candidates]
+
+    def place(self, stage_id: int, root: PhysicalPlan,
+              actual_sizes: dict[int, tuple[int, int]] | None = None) -> StagePlacement:
+        """The device of every operator of one stage under `quiver.placement` (explain shows this)."""
+        return place_stage(stage_id, root, self.placement_candidates(), str(self.conf.get("quiver.placement")),
+                           actual_sizes, concurrent_tasks=self.parallelism)
+
+    def _place(self, stage: Stage, actual_sizes: dict[int, tuple[int, int]]) -> dict[int, Any]:
+        """The scheduler's hook: executors for the operators of `stage` placed off the CPU, with the
+        finished stages' actual sizes in place of estimates."""
+        candidates = self.placement_candidates()
+        if len(candidates) == 1:
+            return {}
+        placement = self.place(stage.id, stage.root, actual_sizes)
+        self.last_placements[stage.id] = placement
+        log.info("%s", placement.describe())
+        by_label = {c.label: c.executor for c in candidates}
+        return {id(node): by_label[str(device)] for node, device in device_paths(stage.root, placement)
+                if device.kind != "cpu"}
+
+    def cache_device(self) -> Executor | None:
+        """The executor `quiver.cache.device` keeps copies of cached partitions on, or None."""
+        kind = str(self.conf.get("quiver.cache.device"))
+        if kind == "none":
+            return None
+        for c in self.placement_candidates():
+            if c.device.kind == kind:
+                return c.executor
+        raise ConfigurationError(
+            f"quiver.cache.device is {kind}, but quiver.devices ({self.conf.get('quiver.devices')}) lists no {kind}")
+
+    def drop_device_cache(self, cache_key: int) -> None:
+        """Free the device copies of one cached relation, wherever they were kept."""
+        for candidates in self.devices.opened():
+            for c in candidates:
+                if hasattr(c.executor, "cache_drop"):
+                    c.executor.cache_drop(cache_key)
+
+
+__all__ = ["ExecutionContext", "open_runtime"]

@@ -9,12 +9,20 @@ blocks are never served, and they age out.
 
 Listing and file metadata (sizes, times) always come from the store: that is how a change is
 seen. `storage_cache_stats()` counts hits, misses and bytes read from the store or saved.
+
+The disk tier holds object data that other users of the machine must neither read nor replace: its folder
+is private to the current user (0700, refused otherwise), each block is written 0600 through a temp file
+with an unpredictable name and renamed into place, and carries a checksum over its key and bytes, so a
+block damaged or swapped on disk is a miss (fetched again from the store), never served.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
+import logging
 import os
+import stat
 import tempfile
 import threading
 from collections import OrderedDict
@@ -38,6 +46,10 @@ DEFAULT_DISK_BYTES = 4 << 30
 DEFAULT_DECODED_BYTES = 512 << 20
 
 BlockKey = tuple[str, int, str, int]  # (uri, size, version: ETag or mtime, block index)
+DIRECTORY_KEY = "quiver.cache.storage.dir"
+_DIGEST_BYTES = 32
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -51,6 +63,7 @@ class CacheStats:
     disk_hits: int = 0
     decoded_hits: int = 0
     evicted_bytes: int = 0
+    corrupt_blocks: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, **counts: int) -> None:
@@ -60,7 +73,7 @@ class CacheStats:
 
     def as_dict(self) -> dict[str, int]:
         return {k: getattr(self, k) for k in ("hits", "misses", "bytes_from_store", "bytes_saved", "disk_hits",
-                                              "evicted_bytes")}
+                                              "evicted_bytes", "corrupt_blocks")}
 
 
 class BlockCache:
@@ -72,7 +85,7 @@ class BlockCache:
         self.disk_bytes = max(0, disk_bytes) if directory is not None else 0
         self.directory = Path(directory) if directory is not None else None
         if self.directory is not None and self.disk_bytes:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            private_directory(self.directory)
         self.stats = CacheStats()
         self._memory: OrderedDict[BlockKey, bytes] = OrderedDict()
         self._memory_used = 0
@@ -89,11 +102,23 @@ class BlockCache:
             if key not in self._disk:
                 return None
             self._disk.move_to_end(key)
+        path = self._disk_path(key)
         try:
-            data = self._disk_path(key).read_bytes()
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with open(fd, "rb") as f:
+                stored = f.read()
         except OSError:
             with self._lock:
                 self._forget_disk(key)
+            return None
+        data = stored[_DIGEST_BYTES:]
+        if not hmac.compare_digest(stored[:_DIGEST_BYTES], _digest(key, data)):
+            log.warning("storage cache block %s (block %d of %s) does not match its checksum; "
+                        "fetching it again from the store", path, key[3], key[0])
+            with self._lock:
+                self._forget_disk(key)
+            path.unlink(missing_ok=True)
+            self.stats.add(corrupt_blocks=1)
             return None
         self.stats.add(disk_hits=1)
         self._put_memory(key, data)
@@ -124,12 +149,18 @@ class BlockCache:
             if key in self._disk:
                 return
         path = self._disk_path(key)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp: str | None = None
         try:
-            tmp.write_bytes(data)
+            # mkstemp makes a new file (O_EXCL, mode 0600) under a random name: nothing can be
+            # there first, and the rename makes the whole block appear at once.
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".block-", suffix=".tmp")
+            with open(fd, "wb") as f:
+                f.write(_digest(key, data))
+                f.write(data)
             os.replace(tmp, path)
         except OSError:
-            tmp.unlink(missing_ok=True)
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
             self.stats.add(evicted_bytes=len(data))
             return
         doomed: list[BlockKey] = []
@@ -172,6 +203,50 @@ class BlockCache:
     @property
     def disk_used(self) -> int:
         return self._disk_used
+
+
+def _digest(key: BlockKey, data: bytes) -> bytes:
+    """A block's checksum over its key and bytes: a block file copied over another key's fails it too."""
+    h = hashlib.blake2b(digest_size=_DIGEST_BYTES)
+    h.update(repr(key).encode())
+    h.update(b"\0")
+    h.update(data)
+    return h.digest()
+
+
+def private_directory(path: str | os.PathLike) -> Path:
+    """`path` as a folder only the current user may enter: made (0700) if it is missing; an existing one
+    must be a folder, not a link, owned by this user, with no permission bits for group or others."""
+    path = Path(path)
+    try:
+        path.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise ConfigurationError(f"could not create the storage cache folder {path} ({DIRECTORY_KEY}): {e}") from e
+    st = os.lstat(path)
+    problem = None
+    if stat.S_ISLNK(st.st_mode):
+        problem = "is a symbolic link"
+    elif not stat.S_ISDIR(st.st_mode):
+        problem = "is not a folder"
+    elif hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        problem = f"is owned by uid {st.st_uid}, not by the current user (uid {os.geteuid()})"
+    elif st.st_mode & 0o077:
+        problem = f"has mode {stat.S_IMODE(st.st_mode):04o}, which lets group or others read or write it"
+    if problem is not None:
+        raise ConfigurationError(
+            f"storage cache folder {path} {problem}; the cache keeps object data there, so it must be a folder "
+            f"owned by the current user with mode 0700 (chmod 700 {path}), or set {DIRECTORY_KEY} to another "
+            "folder (one that does not exist yet is created that way)")
+    return path
+
+
+def default_directory() -> Path:
+    """Where the disk tier lives unless `quiver.cache.storage.dir` says: the user's own cache folder
+    (`$XDG_CACHE_HOME`, else `~/.cache`), never a predictable name in the shared temp folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "quiver" / "storage-cache"
 
 
 class _CachedFile(io.RawIOBase):
@@ -356,7 +431,7 @@ class StorageCacheSettings:
 
     memory_bytes: int = DEFAULT_MEMORY_BYTES
     disk_bytes: int = DEFAULT_DISK_BYTES
-    directory: str | None = None
+    directory: str | None = None  # None: `default_directory()` of the process that opens the cache
     decoded_bytes: int = DEFAULT_DECODED_BYTES
 
     @classmethod
@@ -369,11 +444,10 @@ class StorageCacheSettings:
             return None
         memory = parse_size("quiver.cache.storage.maxBytes", values.get("quiver.cache.storage.maxBytes", "512m"))
         disk = parse_size("quiver.cache.storage.diskBytes", values.get("quiver.cache.storage.diskBytes", "4g"))
-        directory = values.get("quiver.cache.storage.dir") or os.path.join(
-            tempfile.gettempdir(), f"quiver-storage-cache-{os.getuid()}")
+        directory = values.get(DIRECTORY_KEY) or None
         decoded = parse_size("quiver.cache.storage.decodedBytes",
                              values.get("quiver.cache.storage.decodedBytes", "512m"))
-        return cls(max(0, memory), max(0, disk), str(directory), max(0, decoded))
+        return cls(max(0, memory), max(0, disk), None if directory is None else str(directory), max(0, decoded))
 
     def open(self) -> BlockCache:
         return storage_cache(self.memory_bytes, self.disk_bytes, self.directory)
@@ -439,12 +513,28 @@ _shared_lock = threading.Lock()
 
 def storage_cache(memory_bytes: int = DEFAULT_MEMORY_BYTES, disk_bytes: int = 0,
                   directory: str | None = None) -> BlockCache:
-    """The process's block cache for these bounds (one per distinct configuration, shared by every scan)."""
+    """The process's block cache for these bounds (one per distinct configuration, shared by every scan);
+    `directory` None is the user's `default_directory()`."""
     key = (memory_bytes, disk_bytes, directory)
     with _shared_lock:
         if key not in _shared:
-            _shared[key] = BlockCache(memory_bytes, disk_bytes, directory)
+            _shared[key] = _open_cache(memory_bytes, disk_bytes, directory)
         return _shared[key]
+
+
+def _open_cache(memory_bytes: int, disk_bytes: int, directory: str | None) -> BlockCache:
+    if directory is not None or not disk_bytes:
+        return BlockCache(memory_bytes, disk_bytes, directory)
+    default = default_directory()
+    try:
+        # Parents (~/.cache) as any program makes them; the cache folder itself private.
+        default.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        # No home folder to keep a cache in (a bare container): memory only, rather than every read failing.
+        log.warning("storage cache: cannot create %s (%s); keeping blocks in memory only. Set %s to a folder "
+                    "to keep a disk tier", default, e, DIRECTORY_KEY)
+        return BlockCache(memory_bytes, 0, None)
+    return BlockCache(memory_bytes, disk_bytes, default)
 
 
 def caching_filesystem(base: pafs.FileSystem, scheme: str, cache: BlockCache) -> pafs.FileSystem:
@@ -472,4 +562,5 @@ def storage_cache_stats() -> dict[str, int]:
 
 
 __all__ = ["BLOCK_BYTES", "BlockCache", "CacheStats", "CachingHandler", "DecodedCache", "StorageCacheSettings",
-           "caching_filesystem", "decoded_cache", "storage_cache", "storage_cache_stats"]
+           "caching_filesystem", "decoded_cache", "default_directory", "private_directory", "storage_cache",
+           "storage_cache_stats"]

@@ -137,22 +137,24 @@ class JdbcSource:
         by_name = {r.name: r for r in self.reads}
         return list(self.reads) if columns is None else [by_name[c] for c in columns]
 
-    def select_sql(self, split: JdbcSplit, columns: Sequence[str] | None, filters: Sequence[Expr] | None) -> str:
-        """The SELECT that reads `columns` of `split`, with what translates of `filters` in its WHERE."""
+    def select_statement(self, split: JdbcSplit, columns: Sequence[str] | None, filters: Sequence[Expr] | None
+                         ) -> tuple[str, tuple[str, ...]]:
+        """The SELECT that reads `columns` of `split`, with what translates of `filters` in its WHERE, and
+        the values of that WHERE's parameters ($1, $2, ...): a filter's literals never enter the SQL text."""
         reads = self._columns(columns)
         by_name = {r.name: r for r in self.reads}
         select = ", ".join(r.select if r.select == quote_identifier(r.name)
                            else f"{r.select} AS {quote_identifier(r.name)}" for r in reads)
-        conditions = [split.where, where_clause(filters, by_name) if self.push_down else None]
-        where = " AND ".join(f"({c})" for c in conditions if c is not None)
-        return f"SELECT {select} FROM {self.relation}" + (f" WHERE {where}" if where else "")
+        pushed, parameters = where_clause(filters, by_name) if self.push_down else (None, ())
+        where = " AND ".join(f"({c})" for c in (split.where, pushed) if c is not None)
+        return f"SELECT {select} FROM {self.relation}" + (f" WHERE {where}" if where else ""), parameters
 
     def read(self, split: JdbcSplit, columns: Sequence[str] | None, filters: Sequence[Expr] | None
              ) -> Iterator[pa.RecordBatch]:
         reads = self._columns(columns)
-        sql = self.select_sql(split, columns, filters)
+        sql, parameters = self.select_statement(split, columns, filters)
         with session(self.target) as (_, cursor):
-            execute(cursor, self.target, sql, relation=self.table)
+            execute(cursor, self.target, sql, list(parameters) or None, relation=self.table)
             for batch in cursor.fetch_record_batch():
                 yield conform_batch(batch, reads) if reads else batch
 

@@ -37,6 +37,9 @@ ACCESS_KEY_KEY = "quiver.s3.accessKey"
 SECRET_KEY_KEY = "quiver.s3.secretKey"
 SESSION_TOKEN_KEY = "quiver.s3.sessionToken"
 REGION_KEY = "quiver.s3.region"
+MAX_ATTEMPTS_KEY = "quiver.s3.maxAttempts"
+# Hadoop S3A's fs.s3a.attempts.maximum default: a request and four retries.
+DEFAULT_MAX_ATTEMPTS = 5
 CONNECT_TIMEOUT_S = 10.0
 _LOCAL = pafs.LocalFileSystem()
 _COPY_BUFFER = 8 * 1024 * 1024
@@ -57,6 +60,9 @@ class S3Settings:
     region: str | None = None
     # Reads go through the storage-side cache with these bounds (None: straight to the store).
     cache: StorageCacheSettings | None = None
+    # Tries of each request that fails transiently (HTTP 500 or 503, throttling, a reset connection,
+    # a timeout), with exponential backoff and jitter between them, before the read or write fails.
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> S3Settings:
@@ -76,7 +82,7 @@ class S3Settings:
         endpoint = values.get(ENDPOINT_KEY) or env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or None
         region = values.get(REGION_KEY) or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
         settings = cls(endpoint.rstrip("/") if endpoint else None, access, secret, token, region,
-                       StorageCacheSettings.from_conf(values))
+                       StorageCacheSettings.from_conf(values), _max_attempts(values.get(MAX_ATTEMPTS_KEY)))
         settings.endpoint_parts()
         return settings
 
@@ -112,9 +118,25 @@ def _s3_filesystem(settings: S3Settings) -> pafs.FileSystem:
     return store if settings.cache is None else caching_filesystem(store, "s3", settings.cache.open())
 
 
+def _max_attempts(value: str | None) -> int:
+    if value is None:
+        return DEFAULT_MAX_ATTEMPTS
+    try:
+        attempts = int(value.strip())
+    except ValueError:
+        attempts = 0
+    if attempts < 1:
+        raise ConfigurationError(f"{MAX_ATTEMPTS_KEY} must be a whole number of at least 1 (1: no retries), "
+                                 f"got {value!r}")
+    return attempts
+
+
 @functools.lru_cache(maxsize=32)
 def _s3_store(settings: S3Settings) -> pafs.S3FileSystem:
-    kwargs: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_S}
+    # The AWS SDK's standard strategy retries throttling, 5xx answers, resets and timeouts with
+    # exponential backoff and full jitter, up to the attempts asked for.
+    kwargs: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_S,
+                              "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=settings.max_attempts)}
     parts = settings.endpoint_parts()
     if parts is not None:
         kwargs.update(scheme=parts[0], endpoint_override=parts[1], region=settings.region or "us-east-1")

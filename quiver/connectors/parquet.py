@@ -18,6 +18,22 @@ from quiver.connectors.files import FilePiece, FileReadError, partition_expressi
 from quiver.connectors.object_store import decoded_cache_for, file_version, is_object_path, object_etag, resolve
 from quiver.connectors.options import option_bool, option_choice
 from quiver.connectors.paths import DataFile, file_uri
+from quiver.engine.core.errors import AnalysisException
+from quiver.engine.core.types import (
+    BinaryType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    TimestampType,
+    from_arrow,
+)
 
 MAX_FOOTERS = 1000
 CODECS = {"none": "none", "uncompressed": "none", "snappy": "snappy", "gzip": "gzip",
@@ -241,6 +257,8 @@ class ParquetFormat:
             decoded = decoded_cache_for(path)
         except (pa.ArrowInvalid, OSError) as e:
             raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
+        for name in stored:
+            _check_readable(path, meta, name, physical.field(name).type, schema.field(name).type)
         row_groups = piece.row_groups if piece.row_groups is not None else range(meta.num_row_groups)
         if predicate is not None:
             fragment = _file_format().make_fragment(where, fs, partition_expression=partition_expression(partition))
@@ -275,6 +293,59 @@ class ParquetFormat:
 
     def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> ParquetFileWriter:
         return ParquetFileWriter(path, schema, self.codec(options))
+
+
+_INT32_KINDS = (ByteType, ShortType, IntegerType)
+
+
+def _readable_as(stored: DataType, wanted: DataType) -> bool:
+    """Whether Spark 4's Parquet reader reads a column holding `stored` as `wanted`: the same type, or a
+    widening that keeps every value (byte/short/int to a wider integer or double, int32-backed integers to
+    one another, long to a decimal with 20 integer digits, int to one with 10, float to double, a decimal to
+    one with no fewer integer or fraction digits, string and binary either way, date or timestamp to a
+    timestamp). Spark also reinterprets some stored bits as another type (a date as its day number, a
+    decimal's unscaled value as an integer); those give other values than a cast would, so they are refused."""
+    if stored == wanted:
+        return True
+    if isinstance(stored, _INT32_KINDS):
+        if isinstance(wanted, (*_INT32_KINDS, LongType, DoubleType)):
+            return True
+        return isinstance(wanted, DecimalType) and wanted.precision - wanted.scale >= 10
+    if isinstance(stored, LongType):
+        return isinstance(wanted, DecimalType) and wanted.precision - wanted.scale >= 20
+    if isinstance(stored, FloatType):
+        return isinstance(wanted, DoubleType)
+    if isinstance(stored, DecimalType) and isinstance(wanted, DecimalType):
+        return wanted.scale >= stored.scale and wanted.precision - wanted.scale >= stored.precision - stored.scale
+    if isinstance(stored, (StringType, BinaryType)):
+        return isinstance(wanted, (StringType, BinaryType))
+    if isinstance(stored, (DateType, TimestampType)):
+        # Arrow holds timestamp and timestamp_ntz alike; Spark reads a date as timestamp_ntz only.
+        return isinstance(wanted, TimestampType)
+    return False
+
+
+def _check_readable(path: str, meta: pq.FileMetaData, name: str, stored: pa.DataType, wanted: pa.DataType) -> None:
+    """Refuse, as Spark does, to read column `name` of a file as a type its values do not widen to,
+    rather than cast them silently. Nested columns are left to the reader."""
+    if pa.types.is_dictionary(stored):
+        stored = stored.value_type
+    if pa.types.is_null(stored) or pa.types.is_nested(stored) or pa.types.is_nested(wanted):
+        return
+    try:
+        stored_type, wanted_type = from_arrow(stored), from_arrow(wanted)
+    except TypeError:
+        return
+    if _readable_as(stored_type, wanted_type):
+        return
+    leaves = [meta.schema.column(i) for i in range(len(meta.schema))]
+    physical = next((c.physical_type for c in leaves if c.path == name), str(stored).upper())
+    raise AnalysisException(
+        f"[FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH] Encountered error while reading file "
+        f"{file_uri(path)}. Data type mismatches when reading Parquet column [{name}]. Expected Spark type "
+        f"{wanted_type.simpleString()}, actual Parquet type {physical} ({stored_type.simpleString()}). Give column "
+        f"{name!r} the type {stored_type.simpleString()} (or one Spark widens it to) in the schema, and cast it "
+        "after reading if another type is wanted.")
 
 
 class ParquetFileWriter:

@@ -14,7 +14,7 @@ import glob
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -188,8 +188,20 @@ def _partition_schema(files: list[DataFile], pinned: dict[str, pa.DataType]) -> 
     return pa.schema(fields)
 
 
+# Spark's ExternalCatalogUtils.charToEscape (as on Linux): control characters, the path, glob and
+# partition-syntax characters, quotes and brackets. NUL, which no path can hold, is escaped too.
+_ESCAPED = frozenset(map(chr, range(0x20))) | frozenset('"#%\'*/:=?\\\x7f{[]^')
+
+
+def escape_path_name(text: str) -> str:
+    """A partition column's name or value as one folder-name part, escaped as Spark's escapePathName
+    does (`/` as `%2F`, `=` as `%3D`, ...; other characters, non-ASCII ones too, as they are), so no
+    name or value can reach outside the folder it is written under."""
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)
+
+
 def escape_partition_value(value: str | None) -> str:
     """A partition value as a folder name: Spark's escaping, null and '' as the Hive default."""
     if value is None or value == "":
         return NULL_PARTITION
-    return quote(value, safe=" !$&'()+,;@[]^`~-_.")
+    return escape_path_name(value)

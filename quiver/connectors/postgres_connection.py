@@ -194,7 +194,3 @@ def quote_identifier(name: str) -> str:
     """`name` as a PostgreSQL identifier, case and odd characters kept."""
     return '"' + name.replace('"', '""') + '"'
 
-
-def quote_literal(text: str) -> str:
-    """`text` as a PostgreSQL string literal (standard_conforming_strings, on since 9.1)."""
-    return "'" + text.replace("'", "''") + "'"

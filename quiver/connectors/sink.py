@@ -38,7 +38,7 @@ from quiver.connectors.object_store import (
     write_empty_object,
 )
 from quiver.connectors.options import option_choice, read_options
-from quiver.connectors.paths import escape_partition_value, file_uri
+from quiver.connectors.paths import escape_partition_value, escape_path_name, file_uri
 from quiver.connectors.text_values import format_text_array
 from quiver.engine.core.errors import AnalysisException, unknown_column
 
@@ -167,12 +167,15 @@ class FileSink:
             yield "", batch
             return
         data_columns = [n for n in batch.schema.names if n not in self.partition_by]
-        table = pa.Table.from_batches([batch]).append_column("__row", pa.array(range(batch.num_rows), pa.int64()))
-        groups = table.group_by(list(self.partition_by), use_threads=False).aggregate([("__row", "list")])
-        texts = {name: format_text_array(groups.column(name), timestamp_sep=" ").to_pylist()
-                 for name in self.partition_by}
-        for i, rows in enumerate(groups.column("__row_list").to_pylist()):
-            folder = os.path.join(*(f"{escape_partition_value(name)}={escape_partition_value(texts[name][i])}"
+        # Grouped under positional names: pyarrow reads a name such as '../x' as a nested field path.
+        keys = [f"key{i}" for i in range(len(self.partition_by))]
+        table = pa.table([*(batch.column(n) for n in self.partition_by), pa.array(range(batch.num_rows), pa.int64())],
+                         names=[*keys, "row"])
+        groups = table.group_by(keys, use_threads=False).aggregate([("row", "list")])
+        texts = {name: format_text_array(groups.column(key), timestamp_sep=" ").to_pylist()
+                 for name, key in zip(self.partition_by, keys)}
+        for i, rows in enumerate(groups.column("row_list").to_pylist()):
+            folder = os.path.join(*(f"{escape_path_name(name)}={escape_partition_value(texts[name][i])}"
                                     for name in self.partition_by))
             yield folder, batch.select(data_columns).take(pa.array(rows, pa.int64()))
 

@@ -280,23 +280,49 @@ def _scan_filters(df) -> tuple:
     return scan.filters
 
 
-def test_select_sql_carries_columns_and_translated_filters(db, session):
+def test_select_statement_carries_columns_and_translated_filters_with_literals_as_parameters(db, session):
     source = table_source("jdbc", {"url": db.url, "dbtable": "types"})
     df = session.read.jdbc(db.url, "types")
 
     def filters(condition):
         return _scan_filters(df.filter(condition))
 
+    def statement(columns, condition, where=None):
+        return source.select_statement(JdbcSplit(0, where), columns, filters(condition))
+
     condition = ((F.col("i") > 3) & F.col("t").isin("a'b", "c")) | F.col("d").isNull()
-    sql = source.select_sql(JdbcSplit(0, '"id" < 5'), ["id", "nn"], filters(condition))
+    sql, parameters = statement(["id", "nn"], condition, '"id" < 5')
     assert sql == ('SELECT "id", CAST("nn" AS numeric(38, 18)) AS "nn" FROM types WHERE ("id" < 5) AND '
-                   '((("i" > 3) AND ("t" COLLATE "C" IN (\'a\'\'b\' COLLATE "C", \'c\' COLLATE "C"))) OR '
+                   '((("i" > $1::int8) AND ("t" COLLATE "C" IN ($2::text COLLATE "C", $3::text COLLATE "C"))) OR '
                    '("d" IS NULL))')
+    assert parameters == ("3", "a'b", "c")
+    # A value that would end a literal (with standard_conforming_strings off) stays out of the SQL text.
+    evil = "x\\' OR 1=1 --"
+    sql, parameters = statement(["t"], F.col("t") == evil)
+    assert sql == 'SELECT "t" FROM types WHERE ("t" COLLATE "C" = $1::text COLLATE "C")' and parameters == (evil,)
+    sql, parameters = statement(["d", "tz"], (F.col("d") >= datetime.date(2024, 1, 2))
+                                & (F.col("tz") < datetime.datetime(2024, 1, 3, 4, 5, 6)))
+    assert sql.endswith('WHERE (("d" >= $1::date) AND ("tz" < $2::timestamptz))')
+    assert parameters == ("2024-01-02", "2024-01-03 04:05:06+00")
     # A filter on a column read through a cast (numeric without precision) stays in the engine.
-    assert "WHERE" not in source.select_sql(JdbcSplit(0, None), ["nn"], filters(F.col("nn") > 1))
-    assert "NaN" in source.select_sql(JdbcSplit(0, None), ["f"], filters(F.col("f") == float("nan")))
+    assert "WHERE" not in statement(["nn"], F.col("nn") > 1)[0]
+    assert statement(["f"], F.col("f") == float("nan"))[1] == ("NaN",)
     # Only what translates exactly goes under NOT; a function of a column stays in the engine.
-    assert "WHERE" not in source.select_sql(JdbcSplit(0, None), ["i"], filters(~(F.abs(F.col("i")) > 3)))
+    assert "WHERE" not in statement(["i"], ~(F.abs(F.col("i")) > 3))[0]
+
+
+def test_pushed_literals_cannot_inject_sql_with_standard_conforming_strings_off(db, session):
+    """With standard_conforming_strings off a backslash escapes a quote, so a literal quoted by doubling
+    its quotes would end early and its tail run as SQL (here a division by zero the server would fail)."""
+    evil = "x\\' OR 1/0 = 1 --"
+    db.run("CREATE TABLE quoted (id int, s text)")
+    db.ingest("quoted", pa.table({"id": pa.array([1, 2], pa.int32()), "s": [evil, "other"]}))
+    off = {"options": "-c standard_conforming_strings=off"}
+    assert db.rows("SELECT count(*) FROM quoted") == [(2,)]
+    df = session.read.jdbc(db.url, "quoted", properties=off)
+    assert [r.id for r in df.filter(F.col("s") == evil).collect()] == [1]
+    assert [r.id for r in df.filter(F.col("s").isin(evil, "x\\")).collect()] == [1]
+    assert sorted(r.id for r in df.filter(F.col("s") != "x\\' OR 1=1 --").collect()) == [1, 2]
 
 
 def test_nan_and_infinity_filters(db, session):

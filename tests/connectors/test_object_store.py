@@ -467,3 +467,103 @@ def test_an_object_rewritten_in_place_with_the_same_size_is_read_afresh(session,
     assert session.read.parquet(path).agg(F.sum("v")).collect()[0][0] == sum(range(1000, 2000))
     # A stale footer's statistics (0..999) would skip the row group that now holds every match.
     assert session.read.parquet(path).filter(F.col("v") >= 1000).count() == 1000
+
+
+class FaultyProxy:
+    """A loopback HTTP proxy in front of the moto server: the first `failures` GETs of keys ending in
+    `suffix` get `fault` (an HTTP status, or 'reset' for a connection reset); all else is forwarded."""
+
+    def __init__(self, upstream: str, suffix: str, failures: int, fault: str):
+        import http.client
+        import http.server
+        import struct
+        import threading
+
+        self.failed = 0
+        proxy = self
+        host, port = upstream.split("//")[1].split(":")
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _serve(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.command == "GET" and self.path.split("?")[0].endswith(suffix) and proxy.failed < failures:
+                    proxy.failed += 1
+                    if fault == "reset":
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        self.close_connection = True
+                        self.connection.close()
+                        return
+                    error = b"<Error><Code>SlowDown</Code><Message>injected</Message></Error>"
+                    self.send_response(int(fault))
+                    self.send_header("Content-Length", str(len(error)))
+                    self.end_headers()
+                    self.wfile.write(error)
+                    return
+                upstream_connection = http.client.HTTPConnection(host, int(port), timeout=30)
+                upstream_connection.request(self.command, self.path, body=body, headers=dict(self.headers))
+                answer = upstream_connection.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for name, value in answer.getheaders():
+                    # A HEAD answer's length is the object's, with no body.
+                    if name.lower() not in ("transfer-encoding", "connection", "content-length") or (
+                            name.lower() == "content-length" and self.command == "HEAD"):
+                        self.send_header(name, value)
+                if self.command != "HEAD":
+                    self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                upstream_connection.close()
+
+            do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _serve
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FaultyProxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("fault", ["503", "500", "reset"])
+def test_transient_store_errors_are_retried_with_backoff_then_fail_naming_the_object(endpoint, conf, session,
+                                                                                     monkeypatch, fault):
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for name in AWS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    data = io.BytesIO()
+    pq.write_table(pa.table({"id": list(range(100))}), data)
+    settings = {"quiver.s3.accessKey": ACCESS, "quiver.s3.secretKey": SECRET, "quiver.s3.region": "us-east-1",
+                "quiver.cache.storage.enabled": "false"}
+    key = f"retries/{fault}/flaky.parquet"
+    put(endpoint, key, data.getvalue())
+    with FaultyProxy(endpoint, "flaky.parquet", failures=3, fault=fault) as proxy:
+        conf({**settings, "quiver.s3.endpoint": proxy.url, "quiver.s3.maxAttempts": "5"})
+        assert sorted(r.id for r in session.read.parquet(f"s3://{BUCKET}/{key}").collect()) == list(range(100))
+        assert proxy.failed == 3, "the faults were met and retried past"
+
+    key = f"retries/{fault}/broken.parquet"
+    put(endpoint, key, data.getvalue())
+    with FaultyProxy(endpoint, "broken.parquet", failures=1000, fault=fault) as proxy:
+        conf({**settings, "quiver.s3.endpoint": proxy.url, "quiver.s3.maxAttempts": "2"})
+        with pytest.raises(QuiverError, match=f"s3://{BUCKET}/{key}"):
+            session.read.parquet(f"s3://{BUCKET}/{key}").collect()
+        assert proxy.failed >= 2
+
+    with pytest.raises(ConfigurationError, match="quiver.s3.maxAttempts must be a whole number of at least 1"):
+        S3Settings.from_conf({"fs.s3a.attempts.maximum": "0"}, {})

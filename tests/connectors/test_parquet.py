@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import datetime
+import decimal
 import os
+import re
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -163,3 +165,61 @@ def test_spark_reads_what_the_sink_wrote(tmp_path, spark):
     path = str(tmp_path / "out")
     assert spark.read.parquet(path).dtypes == [("ts", "timestamp"), ("v", "double"), ("k", "int")]
     assert_matches_spark(file_source("parquet", path), spark.read.parquet(path), ordered=False)
+
+
+LITERALS = {"tinyint": "1", "smallint": "1", "int": "1", "bigint": "1", "float": "1.5", "double": "1.5",
+            "decimal(5,2)": "1.5", "decimal(20,2)": "1.5", "string": "'1'", "binary": "cast('1' as binary)",
+            "boolean": "true", "date": "date'2024-01-02'", "timestamp": "timestamp'2024-01-02 03:04:05'"}
+# (type in the file, type in the user schema): Spark refuses these.
+REFUSED = [("bigint", "string"), ("bigint", "int"), ("bigint", "double"), ("bigint", "decimal(20,2)"),
+           ("int", "string"), ("int", "float"), ("int", "decimal(5,2)"), ("double", "float"), ("double", "bigint"),
+           ("string", "int"), ("boolean", "int"), ("decimal(20,2)", "decimal(5,2)"), ("timestamp", "date"),
+           ("date", "string")]
+# Spark widens these, and Quiver reads the same values.
+WIDENED = [("int", "bigint"), ("tinyint", "int"), ("smallint", "bigint"), ("int", "double"), ("float", "double"),
+           ("int", "decimal(20,2)"), ("decimal(5,2)", "decimal(20,2)"), ("string", "binary"), ("binary", "string"),
+           ("int", "smallint")]
+# Spark reads these by reinterpreting the stored bits (a date as its day number, a decimal's unscaled
+# value): other values than the cast a user would expect, so Quiver refuses them too.
+REINTERPRETED = [("date", "int"), ("decimal(5,2)", "int"), ("int", "date")]
+
+
+def _spark_file(spark, tmp_path, kind: str) -> str:
+    path = str(tmp_path / "spark" / kind.replace("(", "_").replace(",", "_").replace(")", ""))
+    if not os.path.exists(path):
+        spark.sql(f"SELECT cast({LITERALS[kind]} AS {kind}) AS a, 7 AS other").write.parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("stored, wanted", REFUSED + REINTERPRETED, ids=lambda t: t)
+def test_a_user_schema_the_files_type_does_not_widen_to_is_refused_as_spark_does(tmp_path, spark, stored, wanted):
+    path = _spark_file(spark, tmp_path, stored)
+    if (stored, wanted) in REFUSED:
+        with pytest.raises(Exception, match="PARQUET_COLUMN_DATA_TYPE_MISMATCH|mismatch|not support|Unable"):
+            spark.read.schema(f"a {wanted}, other int").parquet(path).collect()
+    source = file_source("parquet", path, schema=f"a {wanted}, other int")
+    message = (r"\[FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH\] .*file:.*\.parquet\. Data type mismatches "
+               rf"when reading Parquet column \[a\]\. Expected Spark type {re.escape(wanted)}, actual Parquet type "
+               rf"[A-Z_0-9]+ \({re.escape(stored)}\)\. Give column 'a' the type {re.escape(stored)}")
+    with pytest.raises(AnalysisException, match=message):
+        read_all(source)
+    assert read_all(file_source("parquet", path, schema="other int")).to_pylist() == [{"other": 7}]
+
+
+@pytest.mark.parametrize("stored, wanted", WIDENED, ids=lambda t: t)
+def test_a_user_schema_spark_widens_to_reads_the_same_values(tmp_path, spark, stored, wanted):
+    path = _spark_file(spark, tmp_path, stored)
+    assert_matches_spark(file_source("parquet", path, schema=f"a {wanted}, other int"),
+                         spark.read.schema(f"a {wanted}, other int").parquet(path))
+
+
+def test_a_mismatched_user_schema_fails_the_query_with_the_analysis_error(tmp_path):
+    from quiver.engine.api.session import Session
+
+    path = write(tmp_path / "d" / "f.parquet", pa.table({"a": pa.array([1, 2], pa.int64())}))
+    session = Session.builder.master("local[1]").appName("parquet-tests").getOrCreate()
+    with pytest.raises(AnalysisException, match=r"column \[a\]\. Expected Spark type string, actual Parquet type "
+                                                r"INT64 \(bigint\)"):
+        session.read.schema("a string").parquet(os.path.dirname(path)).collect()
+    widened = session.read.schema("a decimal(25,0)").parquet(os.path.dirname(path)).collect()
+    assert [r.a for r in widened] == [decimal.Decimal(1), decimal.Decimal(2)]

@@ -108,3 +108,27 @@ def test_partition_inference_matches_spark(tmp_path, spark):
         write_parquet(tmp_path / "t" / folder / "part.parquet")
     path = str(tmp_path / "t")
     assert_matches_spark(file_source("parquet", path), spark.read.parquet(path), ordered=False)
+
+
+# Values with every character Spark's escapePathName escapes, and some it keeps (non-ASCII, <>|&$ ...).
+AWKWARD_VALUES = ["a/b", "../../up", "q'[]^{é<>|&$!+,;@~`#%= *:?\"\\", "tab\there", "100%", "x=y"]
+
+
+def _folders(root) -> list[str]:
+    return sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+
+
+def test_partition_names_and_values_are_escaped_as_spark_does_and_stay_inside_the_destination(tmp_path, spark):
+    from quiver.engine.api.session import Session
+
+    rows = [(i, v) for i, v in enumerate(AWKWARD_VALUES)]
+    session = Session.builder.master("local[1]").appName("paths-tests").getOrCreate()
+    ours, theirs = tmp_path / "quiver" / "out", tmp_path / "spark" / "out"
+    for name in ("../../evil", "k=v/é"):
+        session.createDataFrame(rows, ["x", name]).write.mode("overwrite").partitionBy(name).parquet(str(ours))
+        spark.createDataFrame(rows, ["x", name]).write.mode("overwrite").partitionBy(name).parquet(str(theirs))
+        assert _folders(ours) == _folders(theirs) and len(_folders(ours)) == len(AWKWARD_VALUES)
+        assert os.listdir(tmp_path / "quiver") == ["out"] and os.listdir(tmp_path) == ["quiver", "spark"]
+    # Read back through the escaped folders (basePath: a folder whose name starts with '.' is hidden).
+    back = session.read.option("basePath", str(ours)).parquet(*(str(ours / f) for f in _folders(ours)))
+    assert sorted(tuple(r) for r in back.collect()) == sorted(rows)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import os
+import stat
+import tempfile
 
 import numpy as np
 import pyarrow as pa
@@ -12,7 +14,15 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
-from quiver.connectors.cache import BLOCK_BYTES, BlockCache, DecodedCache, caching_filesystem
+from quiver.connectors.cache import (
+    BLOCK_BYTES,
+    BlockCache,
+    DecodedCache,
+    StorageCacheSettings,
+    caching_filesystem,
+    storage_cache,
+)
+from quiver.engine.core.errors import ConfigurationError
 
 
 class _CountedFile(io.FileIO):
@@ -200,3 +210,97 @@ def test_the_decoded_cache_keeps_to_its_bound_least_recently_used_out_first():
     assert cache.get(("f", "etag", 1)) is None and cache.get(("f", "etag", 0)) is tables[0]
     assert cache.used <= cache.max_bytes and cache.stats.decoded_hits == 2
     assert cache.get(("f", "other-etag", 0)) is None
+
+
+# ------------------------------------------------------------------ the disk tier is private
+
+
+def _bytes_file(tmp_path, blocks: int) -> tuple[str, bytes]:
+    path = tmp_path / "bytes.bin"
+    data = np.random.default_rng(7).integers(0, 256, blocks * BLOCK_BYTES - 100, dtype=np.uint8).tobytes()
+    path.write_bytes(data)
+    return str(path), data
+
+
+def _read_all(fs, path: str) -> bytes:
+    with fs.open_input_file(path) as f:
+        return bytes(f.read())
+
+
+def test_disk_tier_folder_and_blocks_are_private_to_the_user(tmp_path, store):
+    _, base = store
+    path, data = _bytes_file(tmp_path, 3)
+    folder = tmp_path / "made" / "blocks"
+    cache = BlockCache(memory_bytes=0, disk_bytes=8 * BLOCK_BYTES, directory=folder)  # every block to disk
+    assert _read_all(caching_filesystem(base, "file", cache), path) == data
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and folder.stat().st_uid == os.geteuid()
+    files = sorted(folder.iterdir())
+    assert len(files) == 3 and all(f.suffix == ".block" for f in files), "no temp file left behind"
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+
+
+def test_the_default_folder_is_the_users_own_not_a_predictable_temp_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    settings = StorageCacheSettings.from_conf({})
+    assert settings.directory is None or not settings.directory.startswith(tempfile.gettempdir() + os.sep + "quiver")
+    cache = storage_cache(1 << 20, 1 << 20, settings.directory)
+    assert cache.directory == tmp_path / "xdg" / "quiver" / "storage-cache"
+    assert stat.S_IMODE(cache.directory.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o770, 0o703], ids=["0755", "0770", "0703"])
+def test_a_folder_group_or_others_may_enter_is_refused(tmp_path, mode):
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(mode)
+    with pytest.raises(ConfigurationError, match=f"{folder} has mode {mode:04o}.*mode 0700.*quiver.cache.storage.dir"):
+        BlockCache(memory_bytes=BLOCK_BYTES, disk_bytes=BLOCK_BYTES, directory=folder)
+
+
+def test_a_folder_another_user_made_first_is_refused(tmp_path, monkeypatch):
+    folder = tmp_path / "theirs"
+    folder.mkdir(mode=0o700)
+    real_lstat = os.lstat
+
+    def lstat(path, *args, **kwargs):  # as if another user had made the folder (chown needs root)
+        st = real_lstat(path, *args, **kwargs)
+        if os.fspath(path) != os.fspath(folder):
+            return st
+        fields = list(st[:10])
+        fields[4] = os.geteuid() + 4242
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    with pytest.raises(ConfigurationError, match=f"{folder} is owned by uid {os.geteuid() + 4242}, not by the current"):
+        BlockCache(memory_bytes=BLOCK_BYTES, disk_bytes=BLOCK_BYTES, directory=folder)
+
+
+def test_a_link_in_place_of_the_folder_is_refused(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    with pytest.raises(ConfigurationError, match="is a symbolic link"):
+        BlockCache(memory_bytes=BLOCK_BYTES, disk_bytes=BLOCK_BYTES, directory=link)
+
+
+def test_a_block_replaced_on_disk_is_fetched_again_never_served(tmp_path, store):
+    handler, base = store
+    path, data = _bytes_file(tmp_path, 3)
+    folder = tmp_path / "blocks"
+    cache = BlockCache(memory_bytes=0, disk_bytes=8 * BLOCK_BYTES, directory=folder)
+    fs = caching_filesystem(base, "file", cache)
+    assert _read_all(fs, path) == data
+    first = handler.bytes_read
+    a, b, c = sorted(folder.iterdir(), key=lambda f: f.stat().st_mtime_ns)
+    a.write_bytes(b"\0" * len(a.read_bytes()))  # poisoned in place
+    b_bytes, c_bytes = b.read_bytes(), c.read_bytes()
+    b.write_bytes(c_bytes)  # two valid blocks swapped: each checksum covers its key too
+    c.write_bytes(b_bytes)
+
+    assert _read_all(fs, path) == data
+    assert cache.stats.corrupt_blocks == 3
+    assert handler.bytes_read == first + len(data), "each bad block was fetched again from the store"
+    again = handler.bytes_read
+    assert _read_all(fs, path) == data
+    assert handler.bytes_read == again and cache.stats.disk_hits >= 3, "the refetched blocks were written back"

@@ -19,7 +19,7 @@ ALIASES = {
 }
 # Hadoop's S3A keys, as Spark users set them (with or without `spark.hadoop.`), name Quiver's S3 settings.
 _S3A_KEYS = {"endpoint": "endpoint", "access.key": "accessKey", "secret.key": "secretKey",
-             "session.token": "sessionToken", "endpoint.region": "region"}
+             "session.token": "sessionToken", "endpoint.region": "region", "attempts.maximum": "maxAttempts"}
 ALIASES.update({f"{prefix}fs.s3a.{hadoop}": f"quiver.s3.{ours}"
                 for hadoop, ours in _S3A_KEYS.items() for prefix in ("spark.hadoop.", "")})
 

@@ -430,6 +430,34 @@ def upload(local_path: str, uri: str) -> None:
         shutil.copyfileobj(source, sink, _COPY_BUFFER)
 
 
+def read_object(uri: str) -> bytes | None:
+    """The whole body of a small object (a commit marker), None when there is none; asked of the store
+    itself, never the storage cache, since markers are rewritten in place."""
+    bucket, key = split_uri(uri)
+    try:
+        with _s3_store(settings_for(bucket)).open_input_stream(f"{bucket}/{key}", compression=None) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise _classified(uri, "reading", e) from e
+
+
+def write_object(uri: str, data: bytes) -> None:
+    """Write a small object whole: one request, so readers see the old body or the new, never a mix."""
+    fs, key = resolve(uri)
+    with storage_errors(uri, "writing"), fs.open_output_stream(key, compression=None) as sink:
+        sink.write(data)
+
+
+def list_children(uri: str) -> list[tuple[str, bool]]:
+    """(URI, is a prefix) of each object and prefix directly under the prefix `uri`, one level only."""
+    fs, key = resolve(uri)
+    with storage_errors(uri, "listing"):
+        found = fs.get_file_info(pafs.FileSelector(key, recursive=False, allow_not_found=True))
+    return sorted((f"s3://{f.path}", f.type == pafs.FileType.Directory) for f in found)
+
+
 def write_empty_object(uri: str) -> None:
     """An empty object (a `_SUCCESS` marker)."""
     fs, key = resolve(uri)

@@ -3,7 +3,8 @@
 A path may be a file, a folder (walked recursively) or a glob, on the local disk or in an
 object store (`s3://bucket/prefix`, a prefix being a folder; see `connectors.object_store`).
 Names starting with `_` or `.` (`_SUCCESS`, `.crc`, staging folders) are skipped unless they
-are `key=value` folders.
+are `key=value` folders; a folder Quiver committed lists only the files its manifest names
+(`connectors.commit`), so a reader never sees a write half done.
 Folders named `key=value` below a given folder become partition columns whose type is
 inferred from all their values: int, bigint, decimal, double, date, timestamp, else string.
 """
@@ -19,10 +20,10 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from quiver.connectors.commit import live_files
 from quiver.connectors.object_store import (
     glob_objects,
     is_object_path,
-    list_objects,
     missing_path_error,
     normalize_path,
     object_info,
@@ -66,11 +67,6 @@ def file_uri(path: str) -> str:
     if is_object_path(path):
         return normalize_path(path)
     return "file:" + os.path.abspath(path)
-
-
-def is_hidden(name: str) -> bool:
-    """Spark skips `_x` and `.x` names (markers, checksums, staging) but not `_k=v` folders."""
-    return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
 
 
 def list_files(
@@ -128,28 +124,21 @@ def _expand_glob(root: str) -> list[str]:
 
 
 def _walk(root: str, recursive_lookup: bool) -> Iterable[tuple[str, str, int]]:
-    """(base folder, file, size) under `root`; the base is where partition folders start."""
+    """(base folder, file, size) under `root`; the base is where partition folders start. A folder is
+    read through its commit manifest (`connectors.commit`): only the files of its last commit."""
     if is_object_path(root):
-        yield from _walk_objects(root)
-        return
-    if os.path.isfile(root):
+        if object_info(root).type == pafs.FileType.File:
+            yield os.path.dirname(root), root, object_info(root).size
+            return
+    elif os.path.isfile(root):
         yield os.path.dirname(root), root, os.path.getsize(root)
         return
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not is_hidden(d))
-        for name in sorted(names):
-            if not is_hidden(name):
-                path = os.path.join(folder, name)
-                yield root, path, os.path.getsize(path)
-
-
-def _walk_objects(root: str) -> Iterable[tuple[str, str, int]]:
-    """The objects at or under an object path, skipping hidden names at every level as `_walk` does."""
-    for path, size in list_objects(root):
-        if path == root:
-            yield os.path.dirname(root), path, size
-        elif not any(is_hidden(part) for part in path[len(root) + 1:].split("/")):
-            yield root, path, size
+    files = live_files(root)
+    if files is None:
+        raise AnalysisException(f"[PATH_NOT_FOUND] Path does not exist: {file_uri(root)} (it holds no committed "
+                                "output yet: a first write to it is running or died before its commit).")
+    for path, size in files:
+        yield root, path, size
 
 
 def _partition_of(base: str, path: str) -> tuple[tuple[str, str | None], ...]:

@@ -1,10 +1,12 @@
 """The file `Sink`: each task writes into a staging folder beside the destination, and the
-driver's commit moves everything into place at once, so a failed job leaves nothing behind.
+driver's commit publishes them through `connectors.commit`, whose manifest makes the new output
+visible at one instant, so readers see the old output or the new, whole, never a mix.
 
-An object store has no rename: there the staging folder is a hidden prefix (which readers skip)
-that each task uploads its finished files into, and the commit copies the reported objects to
-their final keys, `_SUCCESS` last, then deletes what overwrite replaces and the staging prefix.
-A failed commit deletes the copies it made; an abort deletes the staging prefix."""
+On local disk tasks write straight into the staging folder; on an object store each task writes
+a local file and uploads it under the staging prefix, and the commit copies it to its final key.
+A first write of a local path renames the whole staging folder into place, manifest included. A
+failed job deletes its staging; a killed one leaves it, and the next writer of the path sweeps it
+(`connectors.commit.sweep`)."""
 from __future__ import annotations
 
 import contextlib
@@ -17,25 +19,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 
 from quiver.connectors.base import ReadOptions
+from quiver.connectors.commit import (
+    JOB_RECORD,
+    MANIFEST,
+    SUCCESS,
+    Manifest,
+    output_folder,
+    publish,
+    snapshot,
+    staging_path,
+    success_body,
+    sweep,
+    write_job_record,
+)
+from quiver.connectors.faults import fault_point
 from quiver.connectors.files import FileFormat, FileWriter
 from quiver.connectors.object_store import (
     ObjectStoreError,
     binding_for,
-    copy_object,
     delete_prefix,
-    delete_stale,
-    has_objects,
     is_object_path,
-    list_objects,
     normalize_path,
-    object_info,
     require_bucket,
     split_uri,
     upload,
-    write_empty_object,
 )
 from quiver.connectors.options import option_choice, read_options
 from quiver.connectors.paths import escape_partition_value, escape_path_name, file_uri
@@ -80,8 +89,7 @@ class FileSink:
         self.format.check_write_options(self.options)
         self.extension = self.format.extension(self.options)
         self.job_id = uuid.uuid4().hex
-        parent, name = os.path.split(self.path)
-        self.staging = os.path.join(parent, f".{name}.quiver-staging-{self.job_id}")
+        self.staging = staging_path(self.path, self.job_id)
         if self.schema is not None:
             self._check_schema(self.schema)
 
@@ -98,30 +106,36 @@ class FileSink:
         """The columns written into files: everything except the partition columns."""
         return pa.schema([f for f in schema if f.name not in self.partition_by])
 
-    def _exists(self) -> bool:
-        if self.remote:
-            return has_objects(self.path)
-        return os.path.isfile(self.path) or (os.path.isdir(self.path) and bool(os.listdir(self.path)))
-
-    def _present(self) -> bool:
-        if self.remote:
-            return object_info(self.path).type != pafs.FileType.NotFound
-        return os.path.exists(self.path)
-
     def setup(self) -> bool:
-        """Apply the save mode; False means 'ignore' found data and the job should not run."""
+        """Sweep what dead jobs left at the path, then apply the save mode; False means 'ignore' found
+        data and the job should not run."""
         if self.remote:
             require_bucket(self.path)
-        if self.mode == "ignore" and self._present():
+        elif os.path.isfile(self.path):
+            self._replace_plain_file()
+        folder = output_folder(self.path)
+        sweep(folder, self.job_id)
+        live = snapshot(folder).live()
+        if self.mode == "ignore" and live is not None:
             return False
-        if self.mode in ("error", "errorifexists") and self._exists():
+        if self.mode in ("error", "errorifexists") and live:
             raise AnalysisException(
                 f"[PATH_ALREADY_EXISTS] Path {file_uri(self.path)} already exists. "
                 "Set mode as \"overwrite\" to overwrite the existing path (or 'append' or 'ignore')."
             )
-        if not self.remote:
-            os.makedirs(self.staging)
+        write_job_record(folder, self.staging, self.job_id)
         return True
+
+    def _replace_plain_file(self) -> None:
+        """A file where the output folder goes: error and ignore treat it as data; other modes delete it
+        (Spark's overwrite does the same), which no reader of a folder can observe half-done."""
+        if self.mode in ("error", "errorifexists"):
+            raise AnalysisException(
+                f"[PATH_ALREADY_EXISTS] Path {file_uri(self.path)} already exists. "
+                "Set mode as \"overwrite\" to overwrite the existing path (or 'append' or 'ignore')."
+            )
+        if self.mode != "ignore":
+            os.remove(self.path)
 
     def write_task(self, partition: int, batches: Iterator[pa.RecordBatch]) -> TaskOutput:
         """Write one task's batches as `part-<partition>-<uuid>` files (one per Hive folder); for an
@@ -132,6 +146,7 @@ class FileSink:
         try:
             output = self._write_files(local, partition, batches)
             for relative in output.files:
+                fault_point("task.upload")
                 upload(os.path.join(local, relative), f"{self.staging}/{relative}")
             return output
         finally:
@@ -180,26 +195,49 @@ class FileSink:
             yield folder, batch.select(data_columns).take(pa.array(rows, pa.int64()))
 
     def commit(self, task_results: list[TaskOutput]) -> None:
-        """Keep only the files successful tasks reported, add `_SUCCESS` and move it all into place."""
+        """Keep only the files successful tasks reported and publish them (`connectors.commit`)."""
         kept = {f for result in task_results if result for f in result.files}
         if self.remote:
             self._commit_objects(kept, task_results)
             return
         self._drop_unreported(kept)
         if not kept and not self.partition_by:
-            self._write_empty(task_results, self.staging)
-        open(os.path.join(self.staging, "_SUCCESS"), "wb").close()
-        if self.mode == "append" and os.path.isdir(self.path):
-            self._move_files_in()
-        else:
-            self._swap_in()
+            name = self._write_empty(task_results, self.staging)
+            kept = {name} if name is not None else kept
+        if not os.path.exists(self.path) and self._rename_into_place(kept):
+            return
+        staged = {f.replace(os.sep, "/"): os.path.join(self.staging, f) for f in kept}
+        publish(output_folder(self.path), staged, self.job_id, append=self.mode == "append",
+                refuse_existing=self.mode in ("error", "errorifexists"))
+        fault_point("commit.cleanup")
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def _rename_into_place(self, kept: set[str]) -> bool:
+        """A first write of a local path: the staging folder, manifest and `_SUCCESS` added, becomes the
+        output in one rename, for Spark's readers as for ours. False if the path appeared meanwhile."""
+        files = tuple(sorted(f.replace(os.sep, "/") for f in kept))
+        with open(os.path.join(self.staging, SUCCESS), "wb") as f:
+            f.write(success_body(self.job_id))
+        with open(os.path.join(self.staging, MANIFEST), "wb") as f:
+            f.write(Manifest(self.job_id, files).to_bytes())
+        fault_point("commit.rename")
+        try:
+            os.rename(self.staging, self.path)
+        except OSError:
+            for name in (SUCCESS, MANIFEST):
+                os.remove(os.path.join(self.staging, name))
+            return False
+        fault_point("commit.cleanup")
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(self.path, JOB_RECORD))
+        return True
 
     def _drop_unreported(self, kept: set[str]) -> None:
         """Files of failed attempts of a task that later succeeded are not part of the output."""
         for folder, _, names in os.walk(self.staging):
             for name in names:
                 path = os.path.join(folder, name)
-                if os.path.relpath(path, self.staging) not in kept:
+                if os.path.relpath(path, self.staging) not in kept and name != JOB_RECORD:
                     os.remove(path)
 
     def _write_empty(self, task_results: list[TaskOutput], root: str) -> str | None:
@@ -213,60 +251,22 @@ class FileSink:
         return name
 
     def _commit_objects(self, kept: set[str], task_results: list[TaskOutput]) -> None:
-        """Copy the reported staged objects to their final keys, `_SUCCESS` last, then delete what
-        overwrite replaces and the staging prefix; a failed copy deletes the copies made so far."""
+        """Publish the reported staged objects (copied to their final keys), then drop the staging prefix."""
         if not kept and not self.partition_by:
             with tempfile.TemporaryDirectory(prefix="quiver-upload-") as local:
                 name = self._write_empty(task_results, local)
                 if name is not None:
+                    fault_point("commit.upload")
                     upload(os.path.join(local, name), f"{self.staging}/{name}")
                     kept = {name}
-        if self.mode in ("error", "errorifexists") and self._exists():
-            raise AnalysisException(f"[PATH_ALREADY_EXISTS] Path {file_uri(self.path)} appeared while the job ran.")
-        existing = {uri for uri, _ in list_objects(self.path)}
-        copied: list[str] = []
-        try:
-            for relative in sorted(kept):
-                copy_object(f"{self.staging}/{relative}", f"{self.path}/{relative}")
-                copied.append(f"{self.path}/{relative}")
-            write_empty_object(f"{self.path}/_SUCCESS")
-            copied.append(f"{self.path}/_SUCCESS")
-        except BaseException:
-            delete_stale(self.path, [uri for uri in copied if uri not in existing], keep=existing)
-            raise
-        if self.mode == "overwrite":
-            delete_stale(self.path, existing.difference(copied), keep=copied)
+        staged = {relative: f"{self.staging}/{relative}" for relative in kept}
+        publish(output_folder(self.path), staged, self.job_id, append=self.mode == "append",
+                refuse_existing=self.mode in ("error", "errorifexists"))
+        fault_point("commit.cleanup")
         delete_prefix(self.staging)
 
-    def _swap_in(self) -> None:
-        if not os.path.exists(self.path):
-            os.rename(self.staging, self.path)
-            return
-        if self.mode in ("error", "errorifexists") and self._exists():
-            raise AnalysisException(f"[PATH_ALREADY_EXISTS] Path {file_uri(self.path)} appeared while the job ran.")
-        parent, name = os.path.split(self.path)
-        old = os.path.join(parent, f".{name}.quiver-old-{self.job_id}")
-        os.rename(self.path, old)
-        try:
-            os.rename(self.staging, self.path)
-        except OSError:
-            os.rename(old, self.path)
-            raise
-        if os.path.isdir(old):
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.remove(old)
-
-    def _move_files_in(self) -> None:
-        for folder, _, names in os.walk(self.staging):
-            target = os.path.join(self.path, os.path.relpath(folder, self.staging))
-            os.makedirs(target, exist_ok=True)
-            for name in names:
-                os.replace(os.path.join(folder, name), os.path.join(target, name))
-        shutil.rmtree(self.staging, ignore_errors=True)
-
     def abort(self) -> None:
-        """Delete the staging folder; the destination was never touched before commit."""
+        """Delete the staging folder; a failed commit has already undone what it moved in."""
         if not self.remote:
             shutil.rmtree(self.staging, ignore_errors=True)
             return

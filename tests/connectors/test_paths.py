@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from quiver.connectors.paths import escape_partition_value, is_hidden, list_files
+from quiver.connectors.commit import is_hidden
+from quiver.connectors.paths import escape_partition_value, list_files
 from quiver.connectors.registry import file_source
 from quiver.engine.core.errors import AnalysisException
 from tests.connectors.spark_compare import assert_matches_spark

@@ -1,4 +1,4 @@
-"""quiver/connectors/files.py (FileSink): save modes, staging, Hive folders, atomic commit and abort."""
+"""quiver/connectors/sink.py (FileSink): save modes, staging, Hive folders, atomic commit and abort."""
 from __future__ import annotations
 
 import datetime
@@ -54,7 +54,7 @@ def test_sink_protocol_and_file_names(tmp_path):
     sink = file_sink("parquet", tmp_path / "out")
     assert isinstance(sink, Sink)
     assert run_job(sink, two_tasks())
-    assert tree(tmp_path / "out") == ["_SUCCESS", "part-00000-<id>.c000.snappy.parquet",
+    assert tree(tmp_path / "out") == ["_SUCCESS", "_quiver_commit", "part-00000-<id>.c000.snappy.parquet",
                                       "part-00001-<id>.c000.snappy.parquet"]
     assert read_all(file_source("parquet", tmp_path / "out")).equals(TABLE)
     assert os.listdir(tmp_path) == ["out"]
@@ -76,6 +76,7 @@ def test_partition_by_writes_hive_folders_without_the_columns(tmp_path):
     assert run_job(file_sink("json", tmp_path / "out", partition_by=["k", "day"]), two_tasks())
     assert tree(tmp_path / "out") == [
         "_SUCCESS",
+        "_quiver_commit",
         "k=1/day=2024-01-05/part-00000-<id>.c000.json",
         "k=1/day=2024-01-05/part-00001-<id>.c000.json",
         "k=2/day=2024-01-05/part-00000-<id>.c000.json",
@@ -119,7 +120,7 @@ def test_ignore_mode_skips_the_job(tmp_path):
 def test_overwrite_replaces_everything(tmp_path):
     assert run_job(file_sink("parquet", tmp_path / "out", partition_by=["k"]), two_tasks())
     assert run_job(file_sink("parquet", tmp_path / "out", "overwrite"), [iter(TABLE.slice(0, 1).to_batches())])
-    assert tree(tmp_path / "out") == ["_SUCCESS", "part-00000-<id>.c000.snappy.parquet"]
+    assert tree(tmp_path / "out") == ["_SUCCESS", "_quiver_commit", "part-00000-<id>.c000.snappy.parquet"]
     assert os.listdir(tmp_path) == ["out"]
 
 
@@ -127,7 +128,7 @@ def test_append_adds_files(tmp_path):
     assert run_job(file_sink("parquet", tmp_path / "out"), two_tasks())
     assert run_job(file_sink("parquet", tmp_path / "out", "append"), two_tasks())
     assert read_all(file_source("parquet", tmp_path / "out")).num_rows == 2 * TABLE.num_rows
-    assert len(tree(tmp_path / "out")) == 5
+    assert len(tree(tmp_path / "out")) == 6
     assert os.listdir(tmp_path) == ["out"]
 
 
@@ -156,7 +157,8 @@ def test_files_of_a_failed_attempt_are_not_committed(tmp_path):
         sink.write_task(1, failing_task())
     retried = sink.write_task(1, iter(TABLE.slice(2).to_batches()))
     sink.commit([sink.write_task(0, iter(TABLE.slice(0, 2).to_batches())), retried])
-    assert tree(tmp_path / "out") == ["_SUCCESS", "part-00000-<id>.c000.csv", "part-00001-<id>.c000.csv"]
+    assert tree(tmp_path / "out") == ["_SUCCESS", "_quiver_commit", "part-00000-<id>.c000.csv",
+                                      "part-00001-<id>.c000.csv"]
     assert read_all(file_source("csv", tmp_path / "out")).num_rows == TABLE.num_rows
 
 

@@ -123,7 +123,7 @@ def _narrowed(side: LogicalPlan, want: set[int]) -> LogicalPlan:
 
 
 def _one(node: LogicalPlan) -> set[int]:
-    return {_narrowest(node.output).expr_id} if node.output else set()
+    return {a.expr_id for a in _narrowest(node.output)}
 
 
 def _id(e) -> int | None:

@@ -7,21 +7,24 @@ DROPMALFORMED drops them, FAILFAST raises naming the file and line.
 """
 from __future__ import annotations
 
+import codecs
 import csv as stdlib_csv
 import gzip
 import io
 import re
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from quiver.connectors.base import ReadOptions
+from quiver.connectors.csv_quoting import QuotingCheck
+from quiver.connectors.csv_records import SPARK_CHARSETS, Quoting, Record, is_blank, parse_text, records
 from quiver.connectors.files import FilePiece, FileReadError, WholeFileReads, project_file_batch
-from quiver.connectors.object_store import open_binary, open_input_stream
+from quiver.connectors.object_store import open_input_stream
 from quiver.connectors.options import option_bool, option_char, option_choice, reject_options
 from quiver.connectors.paths import DataFile, file_uri
 from quiver.connectors.text_values import (
@@ -48,6 +51,10 @@ _WRITE_UNSUPPORTED = {
     "ignoreLeadingWhiteSpace": ("false",), "ignoreTrailingWhiteSpace": ("false",),
 }
 _BLOCK_SIZE = 1 << 20
+_MAX_BLOCK_SIZE = 1 << 30
+_FIRST_READ = 64 << 10
+_PYTHON_BATCH_ROWS = 65536
+_BLANK_RE = r"^[\x00-\x20]+$"
 
 
 @dataclass(frozen=True)
@@ -62,13 +69,17 @@ class CsvDialect:
     null_value: str = ""
     mode: str = "PERMISSIVE"
     multiline: bool = False
+    encoding: str = "utf-8"
 
     @classmethod
     def from_options(cls, options: ReadOptions) -> CsvDialect:
         """Read and check options; raises `ConfigurationError` naming a bad option and what is valid."""
-        encoding = str(options.get("encoding", options.get("charset", "utf-8"))).lower()
-        if encoding not in ("utf-8", "utf8"):
-            raise ConfigurationError(f"CSV option 'encoding'={encoding!r} is not supported yet; only utf-8 is")
+        charset = str(options.get("encoding", options.get("charset", "utf-8")))
+        encoding = SPARK_CHARSETS.get("utf-8" if charset.lower() == "utf8" else charset.lower())
+        if encoding is None:
+            raise ConfigurationError(
+                f"CSV option 'encoding' (or 'charset') has invalid value {charset!r}; valid values are "
+                f"{', '.join(SPARK_CHARSETS)}, as in Spark (latin-1 is 'iso-8859-1')")
         reject_options(options, "CSV", _UNSUPPORTED)
         sep = options.get("sep", options.get("delimiter"))
         sep = option_char(ReadOptions({"sep": sep} if sep is not None else {}), "sep", ",")
@@ -83,43 +94,26 @@ class CsvDialect:
             null_value=str(options.get("nullvalue", "")),
             mode=option_choice(options, "mode", MODES, "PERMISSIVE"),
             multiline=option_bool(options, "multiLine", False),
+            encoding=encoding,
         )
 
-    def python_reader(self, stream: IO[str]) -> Iterator[list[str]]:
-        """The stdlib csv reader for the same dialect (first record, malformed rows)."""
-        return stdlib_csv.reader(
-            stream, delimiter=self.sep, quotechar=self.quote or None, escapechar=self.escape or None,
-            doublequote=True, quoting=stdlib_csv.QUOTE_MINIMAL if self.quote else stdlib_csv.QUOTE_NONE,
-            strict=False,
-        )
+    def quoting(self) -> Quoting:
+        """What shapes records, for the Python reader."""
+        return Quoting(self.sep, self.quote, self.escape, self.multiline)
 
 
-def _open_text(path: str) -> IO[str]:
-    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="")
+def first_record(path: str, dialect: CsvDialect) -> Record | None:
+    """The first non-blank record of a file (the header, or what sets the column count)."""
+    return next(records(path, dialect.encoding, dialect.quoting(), first_read=_FIRST_READ), None)
 
 
-def first_record(path: str, dialect: CsvDialect) -> list[str] | None:
-    """The first non-empty record of a file (the header, or what sets the column count)."""
-    with _open_text(path) as stream:
-        for row in dialect.python_reader(stream):
-            if row and row != [""]:
-                return row
+def record_line(path: str, dialect: CsvDialect, number: int) -> int | None:
+    """The file line where data record `number` (1-based, header and blank lines not counted) starts."""
+    rows = records(path, dialect.encoding, dialect.quoting())
+    for i, record in enumerate(rows, start=0 if dialect.header else 1):
+        if i == number:
+            return record.line
     return None
-
-
-def physical_line(path: str, dialect: CsvDialect, record: int | None) -> int | None:
-    """The file line where record number `record` (1-based, blank lines not counted) ends."""
-    if record is None:
-        return None
-    with _open_text(path) as stream:
-        reader = dialect.python_reader(stream)
-        seen = 0
-        for row in reader:
-            if row and row != [""]:
-                seen += 1
-                if seen == record:
-                    return reader.line_num
-    return record
 
 
 def header_names(fields: Sequence[str | None]) -> list[str]:
@@ -147,9 +141,10 @@ class CsvFormat(WholeFileReads):
     def infer_schema(self, files: Sequence[DataFile], options: ReadOptions) -> pa.Schema:
         """Names from the first record (header) or `_c0..`; types from every file if `inferSchema`."""
         dialect = CsvDialect.from_options(options)
-        first = next((r for r in (first_record(f.path, dialect) for f in files) if r is not None), None)
-        if first is None:
+        record = next((r for r in (first_record(f.path, dialect) for f in files) if r is not None), None)
+        if record is None:
             return pa.schema([])
+        first = record.fields
         names = header_names(first) if dialect.header else [f"_c{i}" for i in range(len(first))]
         if not dialect.infer_schema:
             return pa.schema([pa.field(n, pa.string()) for n in names])
@@ -171,8 +166,8 @@ class CsvFormat(WholeFileReads):
             yield from self._read_with_corrupt_records(piece, schema, columns, partition, dialect, fields, corrupt)
             return
         wanted = [i for i, f in enumerate(fields) if f.name in columns]
-        for text, first_line in _text_batches(piece.file.path, dialect, len(fields), wanted):
-            typed, _ = _typed(text, [fields[i] for i in wanted], dialect, piece.file.path, first_line)
+        for text, first in _text_batches(piece.file.path, dialect, len(fields), wanted):
+            typed, _ = _typed(text, [fields[i] for i in wanted], dialect, piece.file.path, first)
             yield project_file_batch(typed, schema, columns, partition)
 
     def _read_with_corrupt_records(
@@ -183,9 +178,9 @@ class CsvFormat(WholeFileReads):
         file, and holds the record's text where the record had the wrong number of fields or a value
         that does not parse (null elsewhere), as in Spark."""
         data = [f for f in fields if f.name != corrupt.name]
-        for text, first_line in _text_batches(piece.file.path, dialect, len(data), None, keep_malformed=True):
+        for text, first in _text_batches(piece.file.path, dialect, len(data), None, keep_malformed=True):
             values = text.select(list(range(len(data))))
-            typed, bad = _typed(values, data, dialect, piece.file.path, first_line)
+            typed, bad = _typed(values, data, dialect, piece.file.path, first)
             raw = text.column(len(data))
             if bad is not None:
                 raw = pc.if_else(pc.and_(bad, pc.is_null(raw)), _joined(values, dialect), raw)
@@ -217,78 +212,208 @@ class CsvFormat(WholeFileReads):
 def _text_batches(
     path: str, dialect: CsvDialect, width: int, wanted: list[int] | None, keep_malformed: bool = False,
 ) -> Iterator[tuple[pa.RecordBatch, int]]:
-    """String batches of the `wanted` field positions (all when None) with the line of their first row.
-
-    pyarrow parses rows of exactly `width` fields; other rows reach `invalid_row_handler`,
-    which records them, and are put back in place (PERMISSIVE) or dropped or raised.
-    `keep_malformed` adds a last column with the text of each put-back row (null for the others).
-    """
-    if width == 0 or first_record(path, dialect) is None:
-        return
-    names = [f"c{i}" for i in range(width)]
+    """String batches of the `wanted` field positions (all when None) with the number of their first
+    record (1-based, header not counted); malformed records are padded or truncated (PERMISSIVE),
+    dropped (DROPMALFORMED) or raised naming the file and line (FAILFAST). `keep_malformed` adds a
+    last column with the text of each malformed record (null for the others)."""
     positions = list(range(width)) if wanted is None else (wanted or [0])
-    include = [names[i] for i in positions]
-    invalid: list[tuple[int | None, int, str]] = []
+    for batch, first in _record_batches(path, dialect, width, positions):
+        malformed = batch.column(len(positions))
+        if dialect.mode == "DROPMALFORMED" and malformed.null_count < batch.num_rows:
+            batch = batch.filter(pc.is_null(malformed))
+        if not keep_malformed:
+            batch = batch.select(list(range(len(positions))))
+        yield (batch if wanted != [] else batch.select([])), first
+
+
+class _Fallback(Exception):
+    """pyarrow's parse of this file may differ from Spark's: read it with the Python reader."""
+
+
+class _Straddle(Exception):
+    """A record is longer than pyarrow's block: read again with larger blocks."""
+
+
+def _record_batches(
+    path: str, dialect: CsvDialect, width: int, positions: list[int],
+) -> Iterator[tuple[pa.RecordBatch, int]]:
+    """Every data record of the file, in order: string columns `c<i>` for `positions` and a last
+    `malformed` column (the text of a record without `width` fields, which is padded or truncated;
+    null for the others), with the number of each batch's first record.
+
+    pyarrow reads while `csv_quoting` confirms that its parse is Spark's; when it is not (or a
+    record does not fit in a block), the records not yet given are read again, with larger blocks
+    or by the Python reader, so nothing is lost or repeated.
+    """
+    header = first_record(path, dialect) if width else None
+    if header is None:
+        return
+    done = 0
+    # pyarrow skips the header as the file's first row: only where it is exactly the first line.
+    fast = not dialect.header or (header.line == 1 and not any(c in header.text for c in "\r\n"))
+    block = _BLOCK_SIZE
+    while fast:
+        try:
+            reader = _fast_batches(path, dialect, width, positions, block)
+            for batch, first in _unseen(reader, done):
+                yield batch, first
+                done = first - 1 + batch.num_rows
+            return
+        except _Straddle:
+            block *= 16
+            fast = block <= _MAX_BLOCK_SIZE
+        except _Fallback:
+            fast = False
+    for batch, first in _unseen(_python_batches(path, dialect, width, positions), done):
+        yield batch, first
+
+
+def _unseen(batches: Iterator[pa.RecordBatch], done: int) -> Iterator[tuple[pa.RecordBatch, int]]:
+    """`batches` without their first `done` records, each with the number of its first record."""
+    seen = 0
+    for batch in batches:
+        start, seen = seen, seen + batch.num_rows
+        if seen <= done:
+            continue
+        if start < done:
+            batch, start = batch.slice(done - start), done
+        yield batch, start + 1
+
+
+def _fast_batches(
+    path: str, dialect: CsvDialect, width: int, positions: list[int], block: int,
+) -> Iterator[pa.RecordBatch]:
+    """The records as pyarrow parses them, with `block`-byte blocks. Raises `_Fallback` as soon as
+    the bytes read are not ones pyarrow parses as Spark does (or do not decode, or FAILFAST meets a
+    malformed record: the Python reader then names its line), `_Straddle` for a record over `block`."""
+    check = QuotingCheck(dialect.sep, dialect.quote, dialect.escape, dialect.multiline)
+    decoder = None if dialect.encoding == "utf-8" else codecs.getincrementaldecoder(dialect.encoding)("strict")
+    trouble: list[str] = []
+
+    def observe(buf: pa.Buffer) -> bytes:
+        final = len(buf) == 0
+        if trouble or not check.clean:
+            return b""
+        data = buf.to_pybytes()
+        if decoder is not None:
+            try:
+                data = decoder.decode(data, final).encode("utf-8")
+            except UnicodeDecodeError:
+                trouble.append("decode")
+                return b""
+        check.feed(data)
+        if final:
+            check.finish()
+        return data if check.clean else b""
+
+    invalid: deque[tuple[int | None, str | None]] = deque()
 
     def on_invalid(row: pcsv.InvalidRow) -> str:
-        invalid.append((row.number, row.actual_columns, row.text))
-        return "error" if dialect.mode == "FAILFAST" else "skip"
+        if not dialect.multiline and is_blank(row.text):
+            invalid.append((row.number, None))
+        else:
+            if dialect.mode == "FAILFAST":
+                trouble.append("malformed")
+            invalid.append((row.number, row.text))
+        return "skip"
 
-    null_values = sorted({dialect.null_value, ""})
+    def confirm() -> None:
+        if trouble or not check.clean:
+            raise _Fallback
+
+    names = [f"c{i}" for i in range(width)]
+    include = [names[i] for i in positions]
+    quoting = dialect.quoting()
     try:
         reader = pcsv.open_csv(
-            open_input_stream(path),
+            pa.TransformInputStream(open_input_stream(path), observe),
             read_options=pcsv.ReadOptions(column_names=names, skip_rows=1 if dialect.header else 0,
-                                          use_threads=False, block_size=_BLOCK_SIZE),
+                                          use_threads=False, block_size=block),
             parse_options=pcsv.ParseOptions(delimiter=dialect.sep, quote_char=dialect.quote or False,
-                                            escape_char=dialect.escape or False, double_quote=True,
+                                            escape_char=False, double_quote=False,
                                             newlines_in_values=dialect.multiline, invalid_row_handler=on_invalid),
             convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names}, include_columns=include,
-                                                null_values=null_values, strings_can_be_null=True,
+                                                null_values=sorted({dialect.null_value, ""}), strings_can_be_null=True,
                                                 quoted_strings_can_be_null=True),
         )
-        line = 2 if dialect.header else 1
+        number = 2 if dialect.header else 1
         for batch in reader:
-            dropped = 0
-            if keep_malformed:
-                batch = batch.append_column("malformed", pa.nulls(batch.num_rows, pa.string()))
-            if dialect.mode == "PERMISSIVE" and invalid:
-                batch = _put_back(batch, invalid, line, width, positions, dialect, keep_malformed)
-            elif invalid:
-                dropped = len(invalid)
-                invalid.clear()
-            yield (batch if wanted != [] else batch.select([])), line
-            line += batch.num_rows + dropped
-        if invalid and dialect.mode == "PERMISSIVE":
-            rows = _malformed_rows([text for _, _, text in invalid], width, positions, dialect, keep_malformed)
-            yield (rows if wanted != [] else rows.select([])), line
+            confirm()
+            if width == 1 and not dialect.multiline and pc.any(pc.match_substring_regex(batch[0], _BLANK_RE)).as_py():
+                raise _Fallback  # a whitespace line, which Spark skips, or a quoted blank value, which it keeps
+            batch, number = _put_back(batch, invalid, number, width, positions, dialect, quoting)
+            yield batch
+        confirm()
+        if invalid:
+            texts = [text for _, text in invalid if text is not None]
+            if texts:
+                yield _malformed_rows(texts, width, positions, dialect, quoting)
     except pa.ArrowInvalid as e:
-        if invalid and dialect.mode == "FAILFAST":
-            number, found, text = invalid[-1]
-            line = physical_line(path, dialect, number)
-            raise FileReadError(
-                f"Malformed CSV record in {file_uri(path)} at line {line}: expected {width} fields, found {found}: "
-                f"{text!r}. Use mode PERMISSIVE or DROPMALFORMED to read it anyway.") from e
-        raise FileReadError(f"could not parse CSV file {file_uri(path)}: {e}") from e
+        confirm()
+        if "straddl" in str(e) or "out of sync" in str(e):
+            raise _Straddle from e
+        # Anything else pyarrow refuses (bad UTF-8 among them), the Python reader reports exactly.
+        raise _Fallback from e
+
+
+def _python_batches(path: str, dialect: CsvDialect, width: int, positions: list[int]) -> Iterator[pa.RecordBatch]:
+    """The records as the Python reader (Spark's rules) parses them; FAILFAST raises at the first
+    record without `width` fields, naming the file and its line."""
+    rows = records(path, dialect.encoding, dialect.quoting())
+    if dialect.header:
+        next(rows, None)
+    nulls = {"", dialect.null_value}
+    columns: list[list[str | None]] = [[] for _ in positions]
+    malformed: list[str | None] = []
+    for record in rows:
+        fields = record.fields
+        if len(fields) != width:
+            if dialect.mode == "FAILFAST":
+                raise FileReadError(
+                    f"Malformed CSV record in {file_uri(path)} at line {record.line}: expected {width} fields, "
+                    f"found {len(fields)}: {record.text!r}. Use mode PERMISSIVE or DROPMALFORMED to read it anyway.")
+            malformed.append(record.text)
+            fields = fields + [""] * (width - len(fields))
+        else:
+            malformed.append(None)
+        for out, i in zip(columns, positions):
+            value = fields[i]
+            out.append(None if value in nulls else value)
+        if len(malformed) == _PYTHON_BATCH_ROWS:
+            yield _string_batch(columns, malformed, positions)
+            columns, malformed = [[] for _ in positions], []
+    if malformed:
+        yield _string_batch(columns, malformed, positions)
+
+
+def _string_batch(columns: list[list[str | None]], malformed: list[str | None], positions: list[int]) -> pa.RecordBatch:
+    arrays = [pa.array(c, pa.string()) for c in columns] + [pa.array(malformed, pa.string())]
+    return pa.RecordBatch.from_arrays(arrays, names=[*(f"c{i}" for i in positions), "malformed"])
 
 
 def _put_back(
-    batch: pa.RecordBatch, invalid: list[tuple[int | None, int, str]], line: int, width: int,
-    positions: list[int], dialect: CsvDialect, keep_malformed: bool = False,
-) -> pa.RecordBatch:
-    """Insert the malformed rows pyarrow skipped (`invalid`, consumed) at their places in `batch`."""
-    places, texts = [], []
+    batch: pa.RecordBatch, invalid: deque[tuple[int | None, str | None]], number: int, width: int,
+    positions: list[int], dialect: CsvDialect, quoting: Quoting,
+) -> tuple[pa.RecordBatch, int]:
+    """`batch` (whose first row is pyarrow's row `number`) with the malformed rows pyarrow skipped
+    (`invalid`, consumed; blank ones, text None, dropped) put back in place and a `malformed`
+    column; and pyarrow's number of the row after it."""
+    places, texts, taken = [], [], 0
     while invalid:
-        number, _, text = invalid[0]
-        before = batch.num_rows if number is None else number - line - len(places)
+        row, text = invalid[0]
+        before = batch.num_rows if row is None else row - number - taken
         if before > batch.num_rows:
             break
-        places.append(max(before, 0))
-        texts.append(text)
-        invalid.pop(0)
+        invalid.popleft()
+        taken += 1
+        if text is not None:
+            places.append(max(before, 0))
+            texts.append(text)
+    number += batch.num_rows + taken
+    batch = batch.append_column("malformed", pa.nulls(batch.num_rows, pa.string()))
     if not texts:
-        return batch
-    extra = _malformed_rows(texts, width, positions, dialect, keep_malformed)
+        return batch, number
+    extra = _malformed_rows(texts, width, positions, dialect, quoting)
     order, good = [], 0
     for i, place in enumerate(places):
         order.extend(range(good, place))
@@ -296,26 +421,22 @@ def _put_back(
         order.append(batch.num_rows + i)
     order.extend(range(good, batch.num_rows))
     table = pa.Table.from_batches([batch, extra]).take(pa.array(order, pa.int64()))
-    return table.combine_chunks().to_batches()[0]
+    return table.combine_chunks().to_batches()[0], number
 
 
-def _malformed_rows(texts: list[str], width: int, positions: list[int], dialect: CsvDialect,
-                    keep_malformed: bool = False) -> pa.RecordBatch:
-    """Rows with the wrong field count, padded with nulls or truncated to `width` as Spark does
-    (with their text as a last column when `keep_malformed`)."""
+def _malformed_rows(
+    texts: list[str], width: int, positions: list[int], dialect: CsvDialect, quoting: Quoting,
+) -> pa.RecordBatch:
+    """Rows with the wrong field count, padded with nulls or truncated to `width` as Spark does,
+    with their text as the `malformed` column."""
+    nulls = {"", dialect.null_value}
     columns: list[list[str | None]] = [[] for _ in positions]
     for text in texts:
-        fields = next(iter(dialect.python_reader(io.StringIO(text))), [])
-        fields = fields + [None] * (width - len(fields))
+        fields = parse_text(text, quoting)
+        fields = fields + [""] * (width - len(fields))
         for out, i in zip(columns, positions):
-            value = fields[i]
-            out.append(None if value in ("", dialect.null_value) else value)
-    arrays = [pa.array(c, pa.string()) for c in columns]
-    names = [f"c{i}" for i in positions]
-    if keep_malformed:
-        arrays.append(pa.array([t.rstrip("\r\n") for t in texts], pa.string()))
-        names.append("malformed")
-    return pa.RecordBatch.from_arrays(arrays, names=names)
+            out.append(None if fields[i] in nulls else fields[i])
+    return _string_batch(columns, [t.rstrip("\r\n") for t in texts], positions)
 
 
 def _corrupt_record_field(fields: list[pa.Field], options: ReadOptions, dialect: CsvDialect) -> pa.Field | None:
@@ -345,7 +466,7 @@ def _joined(values: pa.RecordBatch, dialect: CsvDialect) -> pa.Array:
 
 
 def _typed(
-    text: pa.RecordBatch, fields: list[pa.Field], dialect: CsvDialect, path: str, first_line: int
+    text: pa.RecordBatch, fields: list[pa.Field], dialect: CsvDialect, path: str, first: int
 ) -> tuple[pa.RecordBatch, pa.Array | None]:
     """Parse a string batch into `fields`; unparseable values are null, dropped or raised per mode.
     Also the mask of rows with a value that did not parse (None when all did, or they were dropped)."""
@@ -355,7 +476,7 @@ def _typed(
         if bad is not None:
             if dialect.mode == "FAILFAST":
                 row = pc.index(bad, True).as_py()
-                line = physical_line(path, dialect, first_line + row)
+                line = record_line(path, dialect, first + row)
                 raise FileReadError(
                     f"Malformed CSV record in {file_uri(path)} at line {line}: cannot parse "
                     f"{column[row].as_py()!r} as {from_arrow(f.type).simpleString()} for column '{f.name}'. "

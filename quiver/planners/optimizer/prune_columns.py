@@ -45,8 +45,10 @@ def _refs(exprs) -> set[int]:
     return out
 
 
-def _narrowest(attrs: tuple[AttributeRef, ...]) -> AttributeRef:
-    return min(attrs, key=lambda a: row_width([a]))
+def _narrowest(attrs: tuple[AttributeRef, ...]) -> tuple[AttributeRef, ...]:
+    """The one narrowest column, kept so rows can still be counted; none when there are none
+    (a CSV file without lines has no columns)."""
+    return (min(attrs, key=lambda a: row_width([a])),) if attrs else ()
 
 
 def _prune(node: LogicalPlan, needed: set[int]) -> LogicalPlan:
@@ -97,12 +99,12 @@ def _prune(node: LogicalPlan, needed: set[int]) -> LogicalPlan:
             inputs.append(Project(_prune(c, {a.expr_id for a in keep}), keep))
         return Union(tuple(inputs))
     if isinstance(node, SourceScan):
-        attrs = tuple(a for a in node.attributes if a.expr_id in needed) or (_narrowest(node.attributes),)
+        attrs = tuple(a for a in node.attributes if a.expr_id in needed) or _narrowest(node.attributes)
         return node if attrs == node.attributes else replace(node, attributes=attrs)
     if isinstance(node, LocalRelation):
         idx = [i for i, a in enumerate(node.attributes) if a.expr_id in needed]
         if not idx:
-            idx = [node.attributes.index(_narrowest(node.attributes))]
+            idx = [node.attributes.index(a) for a in _narrowest(node.attributes)]
         if len(idx) == len(node.attributes):
             return node
         return LocalRelation(node.table.select(idx), tuple(node.attributes[i] for i in idx))
@@ -121,7 +123,7 @@ def _narrowed(side: LogicalPlan, want: set[int]) -> LogicalPlan:
 
 
 def _one(node: LogicalPlan) -> set[int]:
-    return {_narrowest(node.output).expr_id} if node.output else set()
+    return {a.expr_id for a in _narrowest(node.output)}
 
 
 def _id(e) -> int | None:

@@ -81,7 +81,11 @@ def pyspark_modules() -> dict[str, types.ModuleType]:
     """Module name -> the Quiver module that stands for it."""
     exceptions = {"AnalysisException": errors.AnalysisException, "ParseException": errors.ParseException,
                   "PySparkException": errors.QuiverError, "IllegalArgumentException": errors.ConfigurationError,
-                  "PythonException": errors.QuiverError}
+                  "PythonException": errors.QuiverError, "SparkRuntimeException": errors.SparkRuntimeException,
+                  "ArithmeticException": errors.ArithmeticException,
+                  "NumberFormatException": errors.NumberFormatException,
+                  "DateTimeException": errors.DateTimeException,
+                  "ArrayIndexOutOfBoundsException": errors.ArrayIndexOutOfBoundsException}
     window = _module("pyspark.sql.window", "Window specifications.", Window=Window, WindowSpec=WindowSpec)
     sql = _module(
         "pyspark.sql", "Quiver's PySpark SQL API.", package=True, SparkSession=SparkSession,

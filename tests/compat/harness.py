@@ -481,3 +481,28 @@ def assert_both_raise(fn: Program, quiver_exc: type[BaseException] | tuple = Exc
     shown = repr(normalize(returned))
     raise AssertionError(f"{fn.__name__}: PySpark raises ({ref_error}) but Quiver did not raise "
                          f"{quiver_exc}; it returned {shown[:500]}")
+
+
+def _error_of(engine: Engine, fn: Program, conf: dict[str, Any] | None) -> BaseException | None:
+    with session_conf(engine, conf):
+        try:
+            engine.run(fn)
+        except Exception as exc:  # noqa: BLE001 - the caller compares what was raised
+            return exc
+    return None
+
+
+def assert_same_error(fn: Program, conf: dict[str, Any] | None = None) -> BaseException:
+    """``fn`` raises on both engines an error of the same kind (ArithmeticException, NumberFormatException,
+    ...) with the same Spark error condition (``getCondition()``, e.g. ``DIVIDE_BY_ZERO``). Returns Quiver's."""
+    ref = _error_of(pyspark_engine(), fn, conf)
+    if ref is None:
+        raise AssertionError(f"{fn.__name__}: PySpark did not raise; the test itself is wrong")
+    got = _error_of(quiver_engine(), fn, conf)
+    first = str(ref).splitlines()[0][:300]
+    if got is None:
+        raise AssertionError(f"{fn.__name__}: PySpark raises {type(ref).__name__} ({first}) but Quiver did not")
+    want = (type(ref).__name__, ref.getCondition() if hasattr(ref, "getCondition") else None)
+    have = (type(got).__name__, got.getCondition() if hasattr(got, "getCondition") else None)
+    assert have == want, f"{fn.__name__}: PySpark raises {want} ({first}); Quiver raises {have}: {got}"
+    return got

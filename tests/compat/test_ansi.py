@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import assert_both_raise, assert_same
+from .harness import assert_same, assert_same_error
 
 LEGACY = {"spark.sql.ansi.enabled": False}
 
@@ -29,14 +29,12 @@ CASES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: Quiver follows Spark's non-ANSI semantics (null on bad casts, "
-                   "division by zero and overflow); ANSI errors are not implemented yet")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ansi_mode_raises(case):
     def program(spark, F, T, Window):
         return _bad(spark).select(CASES[case](F).alias("r")).collect()
     program.__name__ = f"ansi_{case}"
-    assert_both_raise(program)
+    assert_same_error(program)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -64,3 +62,121 @@ def test_float_and_int_stay_float_in_legacy_mode():
     def program(spark, F, T, Window):
         return _float_mix(spark, F)
     assert_same(program, shuffle_partitions=(1,), conf=LEGACY)
+
+
+# ---------------------------------------------------------------- ANSI errors, case by case against PySpark
+
+# Each query raises under ANSI mode (Spark 4's default) and gives NULL or a wrapped value without it.
+SQL_CASES = {
+    "bigint_add_overflow": "SELECT 9223372036854775807L + 1L",
+    "int_add_overflow": "SELECT 2147483647 + 1",
+    "bigint_multiply_overflow": "SELECT -9223372036854775808L * -1L",
+    "negate_overflow": "SELECT -(-9223372036854775808L)",
+    "abs_overflow": "SELECT abs(-2147483648)",
+    "divide_by_zero": "SELECT 1 / 0",
+    "decimal_divide_by_zero": "SELECT 1.5 / 0",
+    "remainder_by_zero": "SELECT 5 % 0",
+    "div_by_zero": "SELECT 5 div 0",
+    "pmod_by_zero": "SELECT pmod(5, 0)",
+    "cast_malformed_int": "SELECT CAST('abc' AS INT)",
+    "cast_malformed_double": "SELECT CAST('x' AS DOUBLE)",
+    "cast_malformed_boolean": "SELECT CAST('x' AS BOOLEAN)",
+    "cast_malformed_date": "SELECT CAST('2020-13-45' AS DATE)",
+    "to_date_malformed": "SELECT to_date('2020-13-45')",
+    "to_timestamp_malformed": "SELECT to_timestamp('garbage')",
+    "cast_bigint_to_int_overflow": "SELECT CAST(3000000000L AS INT)",
+    "cast_int_to_tinyint_overflow": "SELECT CAST(128 AS TINYINT)",
+    "cast_double_to_bigint_overflow": "SELECT CAST(1e20D AS BIGINT)",
+    "cast_double_to_int_overflow": "SELECT CAST(1.0E10 AS INT)",
+    "cast_decimal_out_of_range": "SELECT CAST(12345.678 AS DECIMAL(5,2))",
+    "decimal_add_out_of_range": "SELECT CAST(99999999999999999999999999999999999999BD AS DECIMAL(38,0)) + 1",
+    "element_at_past_the_end": "SELECT element_at(array(1, 2, 3), 5)",
+    "subscript_past_the_end": "SELECT array(1, 2, 3)[5]",
+}
+
+# Rows from a table, so nothing is folded at planning time and the error comes from a task.
+_NUMBERS = "VALUES (9223372036854775807L, 0, 'abc', 2147483647), (1L, 2, '12', 1) AS t(big, z, s, i)"
+TABLE_CASES = {
+    "column_add_overflow": f"SELECT big + 1 FROM {_NUMBERS}",
+    "column_int_overflow": f"SELECT i * 2 FROM {_NUMBERS}",
+    "column_divide_by_zero": f"SELECT i / z FROM {_NUMBERS}",
+    "column_cast_malformed": f"SELECT CAST(s AS INT) FROM {_NUMBERS}",
+    "bigint_sum_overflow": f"SELECT sum(big) FROM {_NUMBERS}",
+    "decimal_sum_overflow": "SELECT sum(x) FROM VALUES (CAST(99999999999999999999999999999999999999BD AS "
+                            "DECIMAL(38,0))), (CAST(99999999999999999999999999999999999999BD AS DECIMAL(38,0))) "
+                            "AS t(x)",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SQL_CASES) + sorted(TABLE_CASES))
+def test_ansi_mode_raises_sparks_error(case):
+    query = {**SQL_CASES, **TABLE_CASES}[case]
+
+    def program(spark, F, T, Window):
+        return spark.sql(query).collect()
+    program.__name__ = f"ansi_{case}"
+    assert_same_error(program)
+
+
+@pytest.mark.parametrize("case", sorted(SQL_CASES) + sorted(TABLE_CASES))
+def test_without_ansi_the_same_queries_give_null_or_wrap(case):
+    query = {**SQL_CASES, **TABLE_CASES}[case]
+
+    def program(spark, F, T, Window):
+        return spark.sql(query)
+    program.__name__ = f"legacy_{case}"
+    assert_same(program, shuffle_partitions=(1,), conf=LEGACY)
+
+
+# In both modes: the try_* forms give NULL, and what is no error in either mode stays so.
+BOTH_MODES = {
+    "try_add": "SELECT try_add(9223372036854775807L, 1L), try_add(1, 2), try_add(2147483647, 1)",
+    "try_subtract": "SELECT try_subtract(-9223372036854775808L, 1L), try_subtract(5, 3)",
+    "try_multiply": "SELECT try_multiply(4611686018427387904L, 2L), try_multiply(3, 4)",
+    "try_divide": "SELECT try_divide(1, 0), try_divide(7, 2), try_divide(1.5, 0)",
+    "try_mod": "SELECT try_mod(5, 0), try_mod(7, 3)",
+    "try_cast": "SELECT try_cast('abc' AS INT), try_cast('12' AS INT), try_cast(3000000000L AS INT)",
+    "try_element_at": "SELECT try_element_at(array(1), 5), try_element_at(array(1, 2), -1)",
+    "get_outside": "SELECT get(array(1, 2, 3), 5), get(array(1, 2, 3), 0)",
+    "map_key_missing": "SELECT element_at(map(1, 2), 3), map(1, 2)[3]",
+    "subscripts": "SELECT array(1, 2, 3)[1], split('a,b', ',')[0], element_at(array(1, 2, 3), -1)",
+    "div": "SELECT 7 div 2, -7 div 2, 7.5 div 2, CAST(NULL AS INT) div 0",
+    "avg_of_large_bigints": f"SELECT avg(big), sum(i) FROM {_NUMBERS}",
+    "wide_decimal_sum_in_range": "SELECT sum(x) FROM VALUES (CAST(1 AS DECIMAL(38,0))), (CAST(2 AS DECIMAL(38,0))) "
+                                 "AS t(x)",
+}
+
+
+@pytest.mark.parametrize("ansi", [True, False])
+@pytest.mark.parametrize("case", sorted(BOTH_MODES))
+def test_try_functions_and_safe_operations_in_both_modes(case, ansi):
+    query = BOTH_MODES[case]
+
+    def program(spark, F, T, Window):
+        return spark.sql(query)
+    program.__name__ = f"{'ansi' if ansi else 'legacy'}_{case}"
+    assert_same(program, shuffle_partitions=(1,), conf={"spark.sql.ansi.enabled": ansi})
+
+
+def test_index_zero_is_an_error_in_both_modes():
+    def program(spark, F, T, Window):
+        return spark.sql("SELECT element_at(array(1, 2, 3), 0)").collect()
+    assert_same_error(program)
+    assert_same_error(program, conf=LEGACY)
+
+
+def test_try_functions_of_the_dataframe_api():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([(9223372036854775807, 0, "abc"), (5, 2, "7")], "big long, z int, s string")
+        return df.select(F.try_add("big", F.lit(1)).alias("a"), F.try_divide("big", "z").alias("d"),
+                         F.try_subtract(F.lit(-9223372036854775807), "big").alias("s"),
+                         F.try_multiply("big", F.lit(2)).alias("m"), F.col("s").try_cast("int").alias("c"))
+    assert_same(program, shuffle_partitions=(1,))
+
+
+def test_sums_overflow_across_partitions():
+    """The partial sums of several tasks are each in range; their total is not."""
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([(i % 2, 4611686018427387904) for i in range(8)], "k int, v long").repartition(4)
+        return df.groupBy("k").agg(F.sum("v").alias("total")).collect()
+    assert_same_error(program)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import pickle
+import socket
 import urllib.request
 from collections.abc import Iterator
 from decimal import Decimal

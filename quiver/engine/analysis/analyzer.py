@@ -109,7 +109,11 @@ def _resolve_project(node: Project) -> LogicalPlan:
         return _resolve_project(lift_generator(node.child, expanded))
     if node.resolved and all(_is_named(p) for p in node.projections) and not any(
             contains_aggregate(p) or contains_window(p) for p in node.projections):
-        return node
+        # Resolved is not coerced: `SELECT 7 / 2` arrives resolved and named, and still needs its casts.
+        coerced = tuple(coerce(p) for p in node.projections)
+        if all(c is p for c, p in zip(coerced, node.projections)):
+            return node
+        return Project(node.child, coerced)
     inputs = node.child.output
     named = tuple(_named(e, inputs) for e in _expand_stars(node.projections, inputs))
     if any(contains_aggregate(e) for e in named):
@@ -549,9 +553,9 @@ def _coerce_arithmetic(e: BinaryArithmetic) -> Expr:
             )
     if e.op == "/" and not (isinstance(lt, T.DecimalType) and isinstance(rt, T.DecimalType)):
         if isinstance(lt, T.DecimalType) and isinstance(rt, T.IntegralType):
-            rt = T.decimal_for_integral(rt)
+            rt = _decimal_for_operand(e.right, rt)
         elif isinstance(rt, T.DecimalType) and isinstance(lt, T.IntegralType):
-            lt = T.decimal_for_integral(lt)
+            lt = _decimal_for_operand(e.left, lt)
         else:
             lt = rt = T.DoubleType()
         return replace(e, left=_cast(e.left, lt), right=_cast(e.right, rt))

@@ -154,9 +154,20 @@ class Column:
         return Column(ScalarFunction("substr", (self.expr, literal_expr(startPos), literal_expr(length))))
 
     def cast(self, dataType: T.DataType | str) -> Column:
+        """This column as `dataType`; under ANSI mode (the default) a value that does not convert raises.
+
+        >>> df.select(F.col("s").cast("int"))
+        """
         return Column(Cast(self.expr, _type(dataType)))
 
     astype = cast
+
+    def try_cast(self, dataType: T.DataType | str) -> Column:
+        """This column as `dataType`, NULL where a value does not convert (in either ANSI mode).
+
+        >>> df.select(F.col("s").try_cast("int"))
+        """
+        return Column(Cast(self.expr, _type(dataType), is_try=True))
 
     def alias(self, *alias: str, **kwargs: Any) -> Column:
         if len(alias) > 1:

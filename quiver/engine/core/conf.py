@@ -178,7 +178,7 @@ class RuntimeConfig:
                           self.get("quiver.sql.join.broadcastByCostMaxBytes"))
 
     def ansi_enabled(self) -> bool:
-        """ANSI type coercion, on by default as in Spark 4 (ANSI runtime errors are not implemented)."""
+        """ANSI mode, on by default as in Spark 4: its type coercion, and errors instead of NULL or wrapped values."""
         return str(self.get("quiver.sql.ansi.enabled")).strip().lower() == "true"
 
     def max_failures(self) -> int:

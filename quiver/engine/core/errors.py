@@ -64,3 +64,108 @@ class PythonException(QuiverError):
     """User Python code run by a task (a UDF, the function of mapInArrow / mapInPandas) raised, or
     returned something the declared type or schema cannot hold; names the function, with the
     original exception chained. PySpark's name for the same error."""
+
+
+# ---------------------------------------------------------------- errors with Spark's error classes
+
+_BYPASS = 'If necessary set "spark.sql.ansi.enabled" to "false" to bypass this error.'
+
+
+class SparkRuntimeException(QuiverError):
+    """A value a query met at run time that ANSI mode refuses: overflow, division by zero, a malformed cast,
+    an index out of bounds. Carries Spark's error class, SQLSTATE and message parameters, and reads as
+    Spark's message: `[DIVIDE_BY_ZERO] Division by zero. ... SQLSTATE: 22012`."""
+
+    def __init__(self, error_class: str, message: str, sql_state: str, parameters: dict[str, str] | None = None):
+        super().__init__(f"[{error_class}] {message} SQLSTATE: {sql_state}")
+        self.error_class = error_class
+        self.sql_state = sql_state
+        self.parameters = dict(parameters or {})
+
+    def getCondition(self) -> str:
+        """Spark's error condition (its error class), e.g. `ARITHMETIC_OVERFLOW`."""
+        return self.error_class
+
+    getErrorClass = getCondition
+
+    def getSqlState(self) -> str:
+        return self.sql_state
+
+    def getMessageParameters(self) -> dict[str, str]:
+        return dict(self.parameters)
+
+
+class ArithmeticException(SparkRuntimeException, ArithmeticError):
+    """Overflow, division by zero, or a number out of its type's range, under ANSI mode."""
+
+
+class NumberFormatException(SparkRuntimeException, ValueError):
+    """A string cast to a number is malformed, under ANSI mode."""
+
+
+class DateTimeException(SparkRuntimeException, ValueError):
+    """A string cast to a date or timestamp is malformed, or a date field out of range, under ANSI mode."""
+
+
+class ArrayIndexOutOfBoundsException(SparkRuntimeException, IndexError):
+    """An array index beyond the array's elements, under ANSI mode."""
+
+
+def arithmetic_overflow(try_function: str | None = None, what: str = "overflow") -> ArithmeticException:
+    """`[ARITHMETIC_OVERFLOW]` for integer +, -, *, negation and sums; `try_function` is the try_* that gives
+    NULL instead."""
+    hint = f" Use '{try_function}' to tolerate overflow and return NULL instead." if try_function else ""
+    return ArithmeticException("ARITHMETIC_OVERFLOW", f"{what}.{hint} {_BYPASS}", "22003",
+                               {"message": what, "alternative": hint.strip()})
+
+
+def divide_by_zero(remainder: bool = False) -> ArithmeticException:
+    """`[DIVIDE_BY_ZERO]` for /, div; `[REMAINDER_BY_ZERO]` for %, mod, pmod."""
+    if remainder:
+        return ArithmeticException("REMAINDER_BY_ZERO", "Remainder by zero. Use `try_mod` to tolerate divisor being 0 "
+                                   f"and return NULL instead. {_BYPASS}", "22012", {"config": "spark.sql.ansi.enabled"})
+    return ArithmeticException("DIVIDE_BY_ZERO", "Division by zero. Use `try_divide` to tolerate divisor being 0 and "
+                               f"return NULL instead. {_BYPASS}", "22012", {"config": "spark.sql.ansi.enabled"})
+
+
+def numeric_value_out_of_range(value: object, precision: int, scale: int) -> ArithmeticException:
+    """`[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION]`: a decimal result or cast that needs more digits than its type."""
+    return ArithmeticException(
+        "NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION",
+        f" {value} cannot be represented as Decimal({precision}, {scale}). If necessary set \"spark.sql.ansi.enabled\" "
+        "to \"false\" to bypass this error, and return NULL instead.", "22003",
+        {"value": str(value), "precision": str(precision), "scale": str(scale)})
+
+
+def cast_invalid_input(value: str, from_type: str, to_type: str) -> SparkRuntimeException:
+    """`[CAST_INVALID_INPUT]`: a string that is no value of `to_type` (Spark's type names, upper case)."""
+    kind: type[SparkRuntimeException] = (
+        DateTimeException if to_type in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ")
+        else SparkRuntimeException if to_type == "BOOLEAN" else NumberFormatException)
+    return kind("CAST_INVALID_INPUT",
+                f"The value '{value}' of the type \"{from_type}\" cannot be cast to \"{to_type}\" because it is "
+                "malformed. Correct the value as per the syntax, or change its target type. Use `try_cast` to "
+                "tolerate malformed input and return NULL instead.", "22018",
+                {"expression": f"'{value}'", "sourceType": f'"{from_type}"', "targetType": f'"{to_type}"'})
+
+
+def cast_overflow(value: str, from_type: str, to_type: str) -> ArithmeticException:
+    """`[CAST_OVERFLOW]`: a number outside the range of the integral type it is cast to; `value` as Spark
+    writes it (`3000000000L`, `1.0E20D`)."""
+    return ArithmeticException("CAST_OVERFLOW",
+                               f"The value {value} of the type \"{from_type}\" cannot be cast to \"{to_type}\" due to "
+                               "an overflow. Use `try_cast` to tolerate overflow and return NULL instead.", "22003",
+                               {"value": value, "sourceType": f'"{from_type}"', "targetType": f'"{to_type}"'})
+
+
+def invalid_array_index(index: int, size: int, element_at: bool) -> ArrayIndexOutOfBoundsException:
+    """`[INVALID_ARRAY_INDEX]` (`arr[i]`, 0-based) or `[INVALID_ARRAY_INDEX_IN_ELEMENT_AT]` (1-based)."""
+    if element_at:
+        return ArrayIndexOutOfBoundsException(
+            "INVALID_ARRAY_INDEX_IN_ELEMENT_AT", f"The index {index} is out of bounds. The array has {size} elements. "
+            "Use `try_element_at` to tolerate accessing element at invalid index and return NULL instead.", "22003",
+            {"indexValue": str(index), "arraySize": str(size)})
+    return ArrayIndexOutOfBoundsException(
+        "INVALID_ARRAY_INDEX", f"The index {index} is out of bounds. The array has {size} elements. Use the SQL "
+        "function `get()` to tolerate accessing element at invalid index and return NULL instead.", "22003",
+        {"indexValue": str(index), "arraySize": str(size)})

@@ -311,11 +311,14 @@ COMPARISON_OPS = ("=", "<", "<=", ">", ">=", "<=>")
 
 @dataclass(frozen=True)
 class BinaryArithmetic(Expr):
-    """`left op right` with Spark's result types; `/` is always fractional division."""
+    """`left op right` with Spark's result types; `/` is always fractional division. `is_try` is try_add,
+    try_subtract, try_multiply, try_divide or try_mod: NULL where the plain operator under ANSI mode raises
+    (overflow, a zero divisor)."""
 
     op: str
     left: Expr
     right: Expr
+    is_try: bool = False
 
     @cached_property
     def dtype(self) -> T.DataType:
@@ -330,10 +333,16 @@ class BinaryArithmetic(Expr):
 
     @property
     def nullable(self) -> bool:
-        return self.op in ("/", "%") or self.left.nullable or self.right.nullable
+        return self.is_try or self.op in ("/", "%") or self.left.nullable or self.right.nullable
 
     def sql(self) -> str:
+        if self.is_try:
+            return f"{TRY_ARITHMETIC_NAMES[self.op]}({self.left.sql()}, {self.right.sql()})"
         return f"({self.left.sql()} {self.op} {self.right.sql()})"
+
+
+# The try_* function of each operator: NULL where the operator under ANSI mode raises.
+TRY_ARITHMETIC_NAMES = {"+": "try_add", "-": "try_subtract", "*": "try_multiply", "/": "try_divide", "%": "try_mod"}
 
 
 def decimal_arithmetic_type(op: str, a: T.DecimalType, b: T.DecimalType) -> T.DecimalType:
@@ -491,8 +500,11 @@ class In(Expr):
 
 @dataclass(frozen=True)
 class Cast(Expr):
+    """CAST(child AS to); `is_try` is TRY_CAST, which gives NULL where CAST under ANSI mode raises."""
+
     child: Expr
     to: T.DataType
+    is_try: bool = False
 
     @property
     def dtype(self) -> T.DataType:
@@ -503,7 +515,7 @@ class Cast(Expr):
         return self.child.nullable or _cast_can_make_null(self.child.dtype, self.to)
 
     def sql(self) -> str:
-        return f"CAST({self.child.sql()} AS {self.to.simpleString().upper()})"
+        return f"{'TRY_CAST' if self.is_try else 'CAST'}({self.child.sql()} AS {self.to.simpleString().upper()})"
 
 
 def _cast_can_make_null(source: T.DataType, target: T.DataType) -> bool:

@@ -18,6 +18,7 @@ from quiver.connectors.cache import storage_cache_stats
 from quiver.engine.analysis.analyzer import analyze
 from quiver.engine.core import plan as L
 from quiver.engine.core import subqueries
+from quiver.engine.core.ansi import running_ansi
 from quiver.engine.core.errors import ConfigurationError, QuiverError
 from quiver.engine.core.expressions import Literal
 from quiver.engine.core.subqueries import ScalarSubquery
@@ -242,9 +243,11 @@ class QueryExecution:
         """The analyzed plan after every logical step of the pipeline, and the names of those that changed it."""
         plan = self.analyzed
         fired: list[str] = []
-        for step in PIPELINE:
-            if isinstance(step, LOGICAL_STEPS):
-                plan = step.apply(self, plan, fired)
+        # Constants are folded in the query's ANSI mode: one that would raise is left for run time.
+        with running_ansi(self.context.conf.ansi_enabled()):
+            for step in PIPELINE:
+                if isinstance(step, LOGICAL_STEPS):
+                    plan = step.apply(self, plan, fired)
         return plan, list(dict.fromkeys(fired))
 
     def _scalar_value(self, sub: ScalarSubquery) -> Literal:
@@ -290,7 +293,8 @@ class QueryExecution:
             broadcast_by_cost_max_bytes=conf.broadcast_by_cost_max_bytes(),
             default_parallelism=self.context.parallelism,
         )
-        return pipeline_step(PhysicalPlanning).plan(self.optimized, pconf)
+        with running_ansi(conf.ansi_enabled()):
+            return pipeline_step(PhysicalPlanning).plan(self.optimized, pconf)
 
     @cached_property
     def stages(self) -> StageGraph:
@@ -299,7 +303,7 @@ class QueryExecution:
     def run(self, result_task: Callable[[int, Iterator[pa.RecordBatch]], Any]) -> list[Any]:
         """Run the job; `result_task(partition, batches)` consumes each result partition."""
         try:
-            return self.context.scheduler.run_job(self.stages, result_task)
+            return self.context.scheduler.run_job(self.stages, result_task, ansi=self.context.conf.ansi_enabled())
         finally:
             self.release()
 

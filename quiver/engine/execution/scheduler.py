@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from quiver.engine.core.errors import AnalysisException, TaskFailedError
+from quiver.engine.core.errors import AnalysisException, SparkRuntimeException, TaskFailedError
 from quiver.engine.execution.runtime.base import Runtime
 from quiver.engine.execution.tasks import (
     BlocksLost,
@@ -165,6 +165,8 @@ class _Job:
     stage_metrics: dict[int, StageMetrics] = field(default_factory=dict)
     # Per stage, the partitions whose task has succeeded (a rerun or range cut is not counted twice).
     done: dict[int, set[int]] = field(default_factory=dict)
+    # The query's ANSI mode, which every task of the job carries.
+    ansi: bool = False
 
 
 class DAGScheduler:
@@ -195,12 +197,15 @@ class DAGScheduler:
         """Whether blocks leave the process (Ray), so each must own its buffers rather than slice shared ones."""
         return self.runtime.blocks_leave_process
 
-    def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R]) -> list[R]:
-        """Run every stage; returns `result_task(partition, batches)` for each result partition, in order."""
+    def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R],
+                ansi: bool = False) -> list[R]:
+        """Run every stage; returns `result_task(partition, batches)` for each result partition, in order.
+        `ansi`: the query's ANSI mode, which each task runs in."""
         job_id = next(_job_ids)
         job = _Job(job_id, f"job{job_id}",
                    self.job_record(job_id, store_stats=getattr(self.runtime, "store_stats", None),
-                                                       started=time.time(), runtime=type(self.runtime).__name__))
+                                                       started=time.time(), runtime=type(self.runtime).__name__),
+                   ansi=ansi)
         started = time.perf_counter()
         readers_left = {s.id: sum(1 for t in graph.stages if s.id in t.parents) for s in graph.stages}
         self._tell("on_job_start", job.metrics)
@@ -251,7 +256,7 @@ class DAGScheduler:
         self._tell("on_stage_start", job.metrics, metrics)
         body = StageTask(stage.root, self.executor, finish, placement)
         return [TaskSpec(stage.id, p, job.id, body, stage_inputs(stage.root, p, job.namespace),
-                         stage_outputs(stage.id, p, stage.output, job.namespace), resources)
+                         stage_outputs(stage.id, p, stage.output, job.namespace), resources, ansi=job.ansi)
                 for p in range(stage.num_partitions)]
 
     def _placement(self, stage: Stage, job: _Job, metrics: StageMetrics) -> dict[int, Any]:
@@ -286,7 +291,7 @@ class DAGScheduler:
             whole = BlockId(job.namespace, stage.id, m, UNCUT)
             specs.append(TaskSpec(stage.id, m, job.id, CutByRange(whole, stage.output, bounds, self._separate_blocks),
                                   (whole,),
-                                  tuple(BlockId(job.namespace, stage.id, m, r) for r in range(n))))
+                                  tuple(BlockId(job.namespace, stage.id, m, r) for r in range(n)), ansi=job.ansi))
         self._run_specs(specs, job)
         self.store.drop([s.inputs[0] for s in specs])
 
@@ -345,8 +350,8 @@ class DAGScheduler:
                        i: int, job: _Job) -> TaskSpec:
         """The spec to run next after `error`, or raise when the job cannot go on."""
         again = replace(spec, attempt=spec.attempt + 1)
-        if isinstance(error, AnalysisException):
-            raise error
+        if isinstance(error, (AnalysisException, SparkRuntimeException)):
+            raise error  # the query's own fault (a bad value under ANSI mode, say): every attempt would meet it
         if isinstance(error, BlocksLost):
             recomputes[i] += 1
             if recomputes[i] > self.max_failures:

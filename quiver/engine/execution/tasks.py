@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from quiver.engine.core.ansi import running_ansi
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.base import TaskContext
 from quiver.executors.blocks import BlockId, BlockReader
@@ -89,12 +90,15 @@ class TaskSpec:
     outputs: tuple[BlockId, ...] = ()
     resources: TaskResources = field(default_factory=TaskResources)
     attempt: int = 0
+    # The query's ANSI mode (`spark.sql.ansi.enabled`), which its kernels read wherever the task runs.
+    ansi: bool = False
 
     def run(self, blocks: BlockReader) -> TaskRun:
-        """Run the body with `blocks` as the task's block reader."""
+        """Run the body with `blocks` as the task's block reader, in the query's ANSI mode."""
         started = time.time()
         ctx = TaskContext(self.stage_id, self.partition, self.attempt, blocks, self.job_id)
-        out, value = self.body(ctx)
+        with running_ansi(self.ansi):
+            out, value = self.body(ctx)
         if len(out) != len(self.outputs):
             raise QuiverError(f"task {self.partition} of stage {self.stage_id} wrote {len(out)} blocks, "
                               f"expected {len(self.outputs)}")

@@ -27,6 +27,7 @@ from quiver.engine.analysis.generators import MultiAlias
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ParseException
 from quiver.engine.core.expressions import (
+    TRY_ARITHMETIC_NAMES,
     WINDOW_FUNCTIONS,
     AggregateFunction,
     Alias,
@@ -73,10 +74,13 @@ def _remember_name(name: str, parse: Callable) -> Callable:
 
 
 class QuiverSpark(Spark):
-    """Spark's dialect, but function calls keep the name they were written with."""
+    """Spark's dialect, but function calls keep the name they were written with, and a subscript after a
+    call is a subscript: `array(1, 2, 3)[5]` is the element at 5, not an array of 5 (sqlglot reads `ARRAY[...]`
+    as a constructor, which Spark's SQL does not have)."""
 
     class Parser(Spark.Parser):
         FUNCTIONS: dict = {}
+        ARRAY_CONSTRUCTORS: dict = {}
         FUNCTION_PARSERS = {
             name: _remember_name(name, parse) for name, parse in Spark.Parser.FUNCTION_PARSERS.items()
             if name in _SPECIAL_SYNTAX + _HINTS
@@ -167,6 +171,8 @@ _CAST_FUNCTIONS = {
 }
 
 _TRIM_FUNCTIONS = frozenset({"trim", "ltrim", "rtrim"})
+# try_add(a, b) ...: the operator that gives NULL where it would raise under ANSI mode.
+_TRY_OPERATORS = {name: op for op, name in TRY_ARITHMETIC_NAMES.items()}
 
 # EXTRACT(field FROM x) -> the function Spark rewrites it to.
 _EXTRACT_FIELDS = {
@@ -299,7 +305,8 @@ class ExpressionTranslator:
         typed = self._literal_with_type(node)
         if typed is not None:
             return typed
-        return Cast(self.translate(node.this), data_type(node.to))
+        # sqlglot reads Spark's CAST as TryCast too (Spark 3 casts gave NULL); only TRY_CAST is marked safe
+        return Cast(self.translate(node.this), data_type(node.to), is_try=bool(node.args.get("safe")))
 
     def _literal_with_type(self, node: exp.Cast) -> Literal | None:
         """`10L`, `1.5D`, `1.5BD`, `DATE '2024-01-01'`: sqlglot reads these as casts; Spark as literals."""
@@ -470,6 +477,9 @@ class ExpressionTranslator:
         if name in _TRIM_FUNCTIONS and len(args) == 2:
             # SQL's two-argument trim(chars, s) names the characters first; our trim(s, chars) follows F.trim.
             args = [args[1], args[0]]
+        if name in _TRY_OPERATORS and len(args) == 2:
+            left, right = (self.translate(a) for a in args)
+            return BinaryArithmetic(_TRY_OPERATORS[name], left, right, is_try=True)
         if name in ("struct", "arrays_zip"):
             # the struct field names come from the argument columns' names, as in F.struct
             return (builder.struct_call if name == "struct" else builder.zip_call)(

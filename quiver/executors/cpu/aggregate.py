@@ -8,6 +8,7 @@ table in memory; a final aggregate groups its partition's states, which the shuf
 """
 from __future__ import annotations
 
+import decimal
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ import pyarrow.acero as acero
 import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
-from quiver.engine.core.errors import QuiverError
+from quiver.engine.core.ansi import ansi_enabled
+from quiver.engine.core.errors import QuiverError, arithmetic_overflow, numeric_value_out_of_range
 from quiver.engine.core.expressions import AttributeRef
 from quiver.executors.cpu.aggregate_inputs import (
     DictionaryCodes,
@@ -93,10 +95,57 @@ def _prepared_schema(keys: tuple, calls: tuple) -> pa.Schema:
             fields.append(pa.field(f"a{i}_0", pa.int64()))
             continue
         for j, a in enumerate(c.function.args):
-            fields.append(pa.field(f"a{i}_{j}", a.dtype.to_arrow()))
+            fields.append(pa.field(f"a{i}_{j}", summed_type(c) or a.dtype.to_arrow()))
         if tracks_nan(c):
             fields.append(pa.field(f"a{i}_nan", pa.bool_()))
     return pa.schema(fields)
+
+
+def summed_type(call) -> pa.DataType | None:
+    """The type a sum or average adds its argument up in, where that is not the argument's own: wide enough
+    that the total cannot wrap before it is checked against the result type.
+
+    A decimal of more than 28 digits is summed in decimal256 (Acero's decimal128 sum wraps past 38 digits);
+    a bigint sum under ANSI mode in decimal128, so an overflow is seen and raised (without ANSI it wraps,
+    as Java's long does in Spark); an average of integers in double, as Spark's average adds them.
+    """
+    f = call.function
+    if f.name not in ("sum", "avg") or f.distinct or len(f.args) != 1:
+        return None
+    t = f.args[0].dtype
+    if isinstance(t, T.DecimalType) and t.precision > _DECIMAL128_SUM_DIGITS:
+        return pa.decimal256(76, t.scale)
+    if isinstance(t, T.IntegralType) and f.name == "avg":
+        return pa.float64()
+    if isinstance(t, T.LongType) and ansi_enabled():
+        return pa.decimal128(38, 0)
+    return None
+
+
+# A decimal128 sum of values of at most this many digits has 10 digits of headroom: 10^10 rows cannot wrap it.
+_DECIMAL128_SUM_DIGITS = 28
+
+
+def checked_sum(total: pa.Array, result_type: T.DataType) -> pa.Array:
+    """A sum's exact total as its result type, where the total may not fit it: a decimal total with more
+    digits than the type is NULL, as in Spark without ANSI; under ANSI it raises NUMERIC_VALUE_OUT_OF_RANGE and
+    a bigint total beyond a bigint ARITHMETIC_OVERFLOW, as Spark 4's final sum does."""
+    out = result_type.to_arrow()
+    if total.type == out or not (pa.types.is_decimal(total.type) and
+                                 (pa.types.is_decimal(out) or pa.types.is_integer(out))):
+        return total
+    if pa.types.is_integer(out):  # a bigint sum kept exact under ANSI (summed_type)
+        limit = pa.scalar(decimal.Decimal((1 << 63) - 1), total.type)
+        if pc.any(pc.greater(pc.abs(total), limit)).as_py():
+            raise arithmetic_overflow("try_add")
+        return total.cast(out)
+    bound = pa.scalar(decimal.Decimal(10) ** (out.precision - out.scale), pa.decimal256(76, total.type.scale))
+    beyond = pc.greater_equal(pc.abs(total.cast(pa.decimal256(76, total.type.scale))), bound)
+    if pc.any(beyond).as_py():
+        if ansi_enabled():
+            raise numeric_value_out_of_range(total.filter(beyond)[0].as_py(), out.precision, out.scale)
+        total = pc.if_else(beyond, pa.scalar(None, total.type), total)
+    return total.cast(out, safe=False)
 
 
 def _is_tuple_distinct(call) -> bool:
@@ -156,6 +205,9 @@ def _argument_arrays(call, batch: pa.RecordBatch, memo: dict) -> list[pa.Array]:
     """One call's prepared input columns (a*_*): its arguments, a tuple's hash for count(DISTINCT a, b),
     and a seen-NaN flag where max needs one."""
     args = [evaluate_array(a, batch, memo) for a in call.function.args]
+    summed = summed_type(call)
+    if summed is not None:
+        args = [pc.cast(a, summed, safe=False) for a in args]
     arrays = [_tuple_ids(args)] if _is_tuple_distinct(call) else args
     if tracks_nan(call):
         arrays.append(pc.is_nan(args[0]))
@@ -294,7 +346,9 @@ class _Segment:
             name = f"s{i}" if self.calls[i].function.name == "sum" else f"s{i}_sum"
             scale = self.calls[i].function.args[0].dtype.scale
             index = states.schema.get_field_index(name)
-            states = states.set_column(index, name, decimal_sums(states.column(name), scale))
+            sums = decimal_sums(states.column(name), scale)
+            wide = summed_type(self.calls[i])
+            states = states.set_column(index, name, sums.cast(pa.decimal256(76, scale)) if wide is not None else sums)
         return states
 
 
@@ -458,6 +512,8 @@ def _finish(states: pa.Table | None, nkeys: int, calls: tuple) -> pa.Table:
             value = pc.fill_null(states.column(f"s{i}"), 0)
         elif name == "collect_list":
             value = drop_null_elements(states.column(f"s{i}"))
+        elif name == "sum":
+            value = checked_sum(states.column(f"s{i}").combine_chunks(), c.result.dtype)
         else:
             value = states.column(f"s{i}")
             if tracks_nan(c):
@@ -471,7 +527,7 @@ def _divide_avg(s, n, result_type: T.DataType):
     """Sum over count, null for no values; exact with HALF_UP rounding for decimals, as Spark."""
     if isinstance(s, pa.ChunkedArray):
         s, n = s.combine_chunks(), n.combine_chunks()
-    if isinstance(result_type, T.DecimalType) and pa.types.is_decimal128(s.type):
+    if isinstance(result_type, T.DecimalType) and pa.types.is_decimal(s.type):
         return decimal_average(s, n, result_type.to_arrow())
     nz = pc.if_else(pc.equal(n, 0), pa.scalar(None, pa.int64()), n)
     return pc.divide(pc.cast(s, pa.float64()), pc.cast(nz, pa.float64()))
@@ -531,6 +587,8 @@ def _finish_complete(table: pa.Table, nkeys: int, calls: tuple) -> pa.Table:
             value = pc.fill_null(table.column(f"s{i}"), 0)
         elif name in ("collect_list", "collect_set"):
             value = drop_null_elements(table.column(f"s{i}"))
+        elif name == "sum":
+            value = checked_sum(table.column(f"s{i}").combine_chunks(), c.result.dtype)
         else:
             value = table.column(f"s{i}")
             if tracks_nan(c):

@@ -14,7 +14,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
-from quiver.engine.core.errors import AnalysisException
+from quiver.engine.core.ansi import ansi_enabled, try_mode
+from quiver.engine.core.errors import (
+    AnalysisException,
+    cast_invalid_input,
+    cast_overflow,
+    numeric_value_out_of_range,
+)
 from quiver.executors.cpu import datetime_format as dt
 from quiver.executors.cpu.decimal import unscaled_int64
 
@@ -87,7 +93,81 @@ def cast_array(arr: Value, to: T.DataType) -> Value:
         )
     if isinstance(src, T.NullType) or arr.null_count == len(arr):
         return pa.nulls(len(arr), to.to_arrow())
-    return _cast(arr, src, to)
+    out = _cast(arr, src, to)
+    if ansi_enabled():
+        _check_ansi(arr, src, to, out)
+    elif try_mode() and isinstance(to, T.IntegralType):
+        outside = _outside_integral_range(arr, src, to)
+        if outside is not None and pc.any(outside).as_py():
+            out = pc.if_else(outside, pa.scalar(None, out.type), out)
+    return out
+
+
+def _check_ansi(arr: pa.Array, src: T.DataType, to: T.DataType, out: pa.Array) -> None:
+    """Under ANSI mode, raise Spark's error for the first value the cast could not keep: a malformed string
+    (CAST_INVALID_INPUT), an integer out of its target's range (CAST_OVERFLOW), a number with more digits
+    than its decimal target (NUMERIC_VALUE_OUT_OF_RANGE). Nested types are checked as their leaves are cast."""
+    if isinstance(to, (T.ArrayType, T.MapType, T.StructType)) or out.null_count == arr.null_count:
+        if isinstance(to, T.IntegralType) and not isinstance(src, (T.StringType, T.BooleanType)):
+            _check_integral_range(arr, src, to)
+        return
+    lost = pc.and_(pc.is_valid(arr), pc.is_null(out))
+    if not pc.any(lost).as_py():
+        if isinstance(to, T.IntegralType) and not isinstance(src, (T.StringType, T.BooleanType)):
+            _check_integral_range(arr, src, to)
+        return
+    first = arr.filter(lost)[0]
+    if isinstance(src, T.StringType):
+        raise cast_invalid_input(first.as_py(), "STRING", _type_name(to))
+    if isinstance(to, T.DecimalType):
+        raise numeric_value_out_of_range(_spark_text(first, src), to.precision, to.scale)
+    raise cast_overflow(_spark_literal(first, src), _type_name(src), _type_name(to))
+
+
+def _check_integral_range(arr: pa.Array, src: T.DataType, to: T.DataType) -> None:
+    """CAST_OVERFLOW for the first number outside the integral target's range (Spark's ANSI cast does not
+    wrap or saturate); NaN and infinities overflow too."""
+    outside = _outside_integral_range(arr, src, to)
+    if outside is not None and pc.any(outside).as_py():
+        first = arr.filter(outside)[0]
+        raise cast_overflow(_spark_literal(first, src), _type_name(src), _type_name(to))
+
+
+def _outside_integral_range(arr: pa.Array, src: T.DataType, to: T.DataType) -> pa.Array | None:
+    """Per row, whether a number is outside the integral type `to` (NaN and infinities are); None for a
+    source that is no number."""
+    low, high = -_INT_BOUNDS[type(to)], _INT_BOUNDS[type(to)] - 1
+    if isinstance(src, (T.FloatType, T.DoubleType)):
+        values = arr.cast(pa.float64())
+        outside = pc.or_kleene(pc.is_nan(values), pc.or_(pc.less_equal(values, float(low) - 1.0),
+                                                            pc.greater_equal(values, float(high) + 1.0)))
+    elif isinstance(src, (T.IntegralType, T.DecimalType)):
+        wide = arr.cast(pa.decimal256(76, src.scale if isinstance(src, T.DecimalType) else 0))
+        truncated = pc.trunc(wide) if isinstance(src, T.DecimalType) else wide
+        outside = pc.or_(pc.less(truncated, pa.scalar(Decimal(low), wide.type)),
+                         pc.greater(truncated, pa.scalar(Decimal(high), wide.type)))
+    else:
+        return None
+    return pc.fill_null(outside, False)
+
+
+def _type_name(t: T.DataType) -> str:
+    """The type as Spark's error messages name it: INT, BIGINT, DECIMAL(10,2), TIMESTAMP."""
+    return t.simpleString().upper()
+
+
+def _spark_text(value: pa.Scalar, t: T.DataType) -> str:
+    """A number as Spark prints it in NUMERIC_VALUE_OUT_OF_RANGE: 12345.678, 1.0E20."""
+    if isinstance(t, (T.FloatType, T.DoubleType)):
+        return java_double_string(pa.array([value.as_py()], pa.float64()))[0].as_py()
+    return str(value.as_py())
+
+
+def _spark_literal(value: pa.Scalar, t: T.DataType) -> str:
+    """A number as Spark writes it in CAST_OVERFLOW, with its SQL literal suffix: 3000000000L, 1.0E20D, 128."""
+    suffix = {T.LongType: "L", T.ShortType: "S", T.ByteType: "Y", T.DoubleType: "D", T.FloatType: "F",
+              T.DecimalType: "BD"}.get(type(t), "")
+    return _spark_text(value, t) + suffix
 
 
 def _targets(src: T.DataType) -> list[str]:

@@ -20,6 +20,9 @@ import numba
 import numpy as np
 import pyarrow as pa
 
+from quiver.engine.core.ansi import ansi_enabled
+from quiver.engine.core.errors import arithmetic_overflow
+
 INT64_LIMIT = 2**63 - 1
 
 
@@ -102,7 +105,11 @@ def decimal_average(sums: pa.Array, counts: pa.Array, out: pa.Decimal128Type) ->
             context.prec = 80
             for total, count, ok in zip(sums.to_pylist(), n.tolist(), valid.tolist()):
                 value = (total / count).quantize(quantum, rounding=decimal.ROUND_HALF_UP) if ok else None
-                results.append(value if value is None or abs(value) < limit else None)
+                if value is not None and abs(value) >= limit:
+                    if ansi_enabled():
+                        raise arithmetic_overflow("try_avg", "Overflow in sum of decimals")
+                    value = None  # Spark without ANSI: NULL
+                results.append(value)
         return pa.array(results, type=out)
     return decimal_array(FixedPoint(np.where(valid, values, 0), out.scale, 0, None if valid.all() else valid),
                          len(valid), out)

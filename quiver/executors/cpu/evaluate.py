@@ -13,7 +13,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
-from quiver.engine.core.errors import QuiverError
+from quiver.engine.core.ansi import ansi_enabled, running_try
+from quiver.engine.core.errors import (
+    QuiverError,
+    arithmetic_overflow,
+    divide_by_zero,
+    numeric_value_out_of_range,
+)
 from quiver.engine.core.expressions import (
     Alias,
     And,
@@ -63,13 +69,18 @@ def evaluate(expr: Expr, batch: pa.RecordBatch, memo: dict | None = None) -> Val
     if isinstance(expr, Alias):
         return evaluate(expr.child, batch, memo)
     if isinstance(expr, BinaryArithmetic):
+        if expr.is_try:
+            return _try_arithmetic(expr, evaluate(expr.left, batch), evaluate(expr.right, batch))
         if expr.op in ("+", "-", "*") and isinstance(expr.dtype, T.DecimalType):
             fast = fixed_point_decimal(expr, batch, memo)
             if fast is not None:
                 return fast
         return _arithmetic(expr, evaluate(expr.left, batch), evaluate(expr.right, batch))
     if isinstance(expr, Negate):
-        return pc.negate(evaluate(expr.child, batch))
+        value = evaluate(expr.child, batch)
+        if ansi_enabled() and pa.types.is_integer(value.type):
+            return checked_integer(pc.negate_checked, None, value)
+        return pc.negate(value)
     if isinstance(expr, Comparison):
         if isinstance(expr.left.dtype, T.DecimalType) and isinstance(expr.right.dtype, T.DecimalType):
             fast = fixed_point_comparison(expr, batch, memo)
@@ -89,7 +100,11 @@ def evaluate(expr: Expr, batch: pa.RecordBatch, memo: dict | None = None) -> Val
     if isinstance(expr, In):
         return _in(expr, batch)
     if isinstance(expr, Cast):
-        return cast_array(evaluate(expr.child, batch), expr.to)
+        value = evaluate(expr.child, batch)
+        if expr.is_try:
+            with running_try():
+                return cast_array(value, expr.to)
+        return cast_array(value, expr.to)
     if isinstance(expr, CaseWhen):
         return _case_when(expr, batch)
     if isinstance(expr, ScalarFunction):
@@ -160,6 +175,9 @@ def _compare_floats(op: str, left: Value, right: Value) -> Value:
 def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
     op = expr.op
     out_type = expr.dtype
+    if op != "/" and pa.types.is_decimal(left.type) != pa.types.is_decimal(right.type):
+        # an integer beside a decimal counts with its own digits, so the exact result's precision is known
+        left, right = (_integer_as_decimal(v) for v in (left, right))
     if op != "/" and pa.types.is_decimal(left.type) and pa.types.is_decimal(right.type) \
             and _exact_decimal_precision(op, left.type, right.type) > 38:
         # The exact result may need more than 38 digits: in int64 when the values allow (they nearly
@@ -172,7 +190,10 @@ def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
         if _exact_decimal_precision(op, left.type, right.type) > 76 and isinstance(out_type, T.DecimalType):
             # beyond even decimal256 (two 38-digit operands multiplied): exact in Python decimals
             return _python_decimal_arithmetic(op, left, right, out_type.to_arrow())
-    if op == "+":
+    if op in _CHECKED and ansi_enabled() and pa.types.is_integer(left.type) and pa.types.is_integer(right.type):
+        checked, try_function = _CHECKED[op]
+        result = checked_integer(checked, try_function, left, right)
+    elif op == "+":
         result = pc.add(left, right)
     elif op == "-":
         result = pc.subtract(left, right)
@@ -192,6 +213,48 @@ def _arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
             result = _null_if_beyond_precision(result, arrow_type)
         result = result.cast(arrow_type, safe=False)
     return result
+
+
+# Integer +, -, * under ANSI mode: Arrow's checked kernel, and the try_* function that gives NULL instead.
+_CHECKED = {"+": (pc.add_checked, "try_add"), "-": (pc.subtract_checked, "try_subtract"),
+            "*": (pc.multiply_checked, "try_multiply")}
+
+
+def checked_integer(kernel, try_function: str | None, *args: Value) -> Value:
+    """`kernel(*args)` (one of Arrow's *_checked kernels) raising Spark's ARITHMETIC_OVERFLOW where it overflows."""
+    try:
+        return kernel(*args)
+    except pa.ArrowInvalid as exc:
+        if "overflow" in str(exc).lower():
+            raise arithmetic_overflow(try_function) from None
+        raise
+
+
+def _integer_as_decimal(value: Value) -> Value:
+    """An integer operand as a decimal of scale 0 (a literal with just its digits); anything else as it is."""
+    if not pa.types.is_integer(value.type):
+        return value
+    if isinstance(value, pa.Scalar):
+        if not value.is_valid:
+            return pa.scalar(None, pa.decimal128(1, 0))
+        number = value.as_py()
+        return pa.scalar(decimal.Decimal(number), pa.decimal128(len(str(abs(number))), 0))
+    return value.cast(pa.decimal128(len(str(np.iinfo(value.type.to_pandas_dtype()).max)), 0))
+
+
+def _try_arithmetic(expr: BinaryArithmetic, left: Value, right: Value) -> Value:
+    """try_add, try_subtract, try_multiply, try_divide, try_mod: NULL for a zero divisor or a result beyond its
+    type, in either mode. Integers are computed exactly (in decimal256) and kept where they fit."""
+    out = expr.dtype.to_arrow()
+    if expr.op in _CHECKED and pa.types.is_integer(left.type) and pa.types.is_integer(right.type):
+        wide = [v.cast(pa.decimal256(20, 0)) for v in (left, right)]
+        exact = {"+": pc.add, "-": pc.subtract, "*": pc.multiply}[expr.op](*wide)
+        info = np.iinfo(out.to_pandas_dtype())
+        inside = pc.and_(pc.greater_equal(exact, pa.scalar(decimal.Decimal(int(info.min)), exact.type)),
+                         pc.less_equal(exact, pa.scalar(decimal.Decimal(int(info.max)), exact.type)))
+        return pc.if_else(inside, exact, pa.scalar(None, exact.type)).cast(out)
+    with running_try():
+        return _arithmetic(expr, left, right)
 
 
 def _as_decimal256(value: Value) -> Value:
@@ -223,6 +286,8 @@ def _python_decimal_arithmetic(op: str, left: Value, right: Value, out: pa.Decim
                 continue
             exact = a * b if op == "*" else a + b if op == "+" else a - b
             value = exact.quantize(quantum, rounding=decimal.ROUND_HALF_UP)
+            if abs(value) >= limit and ansi_enabled():
+                raise numeric_value_out_of_range(value, out.precision, out.scale)
             results.append(value if abs(value) < limit else None)
     return pa.array(results, type=out)
 
@@ -233,9 +298,16 @@ def _null_if_beyond_precision(result: Value, target: pa.Decimal128Type) -> Value
     bound = pa.scalar(decimal.Decimal(10) ** (target.precision - target.scale), wide)
     too_large = pc.greater_equal(pc.abs(result).cast(wide), bound)
     if isinstance(too_large, pa.Scalar):
-        return pa.scalar(None, result.type) if too_large.as_py() else result
+        if too_large.as_py():
+            if ansi_enabled():
+                raise numeric_value_out_of_range(result.as_py(), target.precision, target.scale)
+            return pa.scalar(None, result.type)
+        return result
     if not pc.any(too_large).as_py():
         return result
+    if ansi_enabled():
+        first = result.filter(too_large)[0].as_py()
+        raise numeric_value_out_of_range(first, target.precision, target.scale)
     return pc.if_else(too_large, pa.scalar(None, result.type), result)
 
 
@@ -247,9 +319,12 @@ def _exact_decimal_precision(op: str, a: pa.Decimal128Type, b: pa.Decimal128Type
     return max(a.precision - a.scale, b.precision - b.scale) + scale + 1
 
 
-def _null_if_zero_divisor(fn, left: Value, right: Value) -> Value:
-    """Spark (non-ANSI) returns null for x / 0 and x % 0 instead of raising or infinity."""
+def _null_if_zero_divisor(fn, left: Value, right: Value, remainder: bool = False) -> Value:
+    """Spark (non-ANSI) returns null for x / 0 and x % 0 instead of raising or infinity; under ANSI, a zero
+    divisor of a non-null dividend raises DIVIDE_BY_ZERO (or REMAINDER_BY_ZERO)."""
     zero = pc.equal(right, _typed_number(0, right.type))
+    if ansi_enabled() and pc.any(pc.and_kleene(zero, pc.is_valid(left))).as_py():
+        raise divide_by_zero(remainder)
     if isinstance(zero, pa.Scalar):
         if zero.as_py():
             length = len(left) if not isinstance(left, pa.Scalar) else None
@@ -289,14 +364,16 @@ def _remainder(left: Value, right: Value) -> Value:
             return _mask_like(pa.array(res, type=t), an, bn)
 
         if isinstance(left, pa.Scalar) and isinstance(right, pa.Scalar):
+            if ansi_enabled() and left.is_valid and right.is_valid and right.as_py() == 0:
+                raise divide_by_zero(remainder=True)
             return pa.scalar(None if not (left.is_valid and right.is_valid) or right.as_py() == 0
                              else float(np.fmod(left.as_py(), right.as_py())), t)
-        return _null_if_zero_divisor(fmod, left, right)
+        return _null_if_zero_divisor(fmod, left, right, remainder=True)
 
     def int_mod(a: Value, b: Value) -> Value:
         return pc.subtract(a, pc.multiply(pc.divide(a, b), b))
 
-    return _null_if_zero_divisor(int_mod, left, right)
+    return _null_if_zero_divisor(int_mod, left, right, remainder=True)
 
 
 def _mask_like(values: pa.Array, *inputs: pa.Array) -> pa.Array:

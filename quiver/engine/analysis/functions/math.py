@@ -25,6 +25,7 @@ from quiver.engine.analysis.functions.catalog import (
     unary,
 )
 from quiver.engine.core import types as T
+from quiver.engine.core.errors import AnalysisException
 
 
 def _numeric_first(types: list[DataType]) -> DataType:
@@ -123,6 +124,23 @@ for _name, _shown in (("floor", "FLOOR"), ("ceil", "CEIL"), ("ceiling", "ceiling
 for _name in ("greatest", "least"):
     register(_name, 2, None, common_result_type(_name, False), to_common_type(_name, False))
 register("pmod", 2, 2, _pmod_result, _pmod_inputs)
+
+
+def _div_inputs(types: list[DataType]) -> list[DataType | None]:
+    """`a div b` takes bigints (other integers widen to it) and decimals, as Spark's IntegralDivide."""
+    out: list[DataType | None] = []
+    for t in types:
+        if isinstance(t, (T.DecimalType, T.LongType)):
+            out.append(None)
+        elif isinstance(t, (T.IntegralType, T.NullType)):
+            out.append(T.LongType())
+        else:
+            raise AnalysisException(f"div takes bigint or decimal operands, got {t.simpleString()}; cast it first, "
+                                    "e.g. CAST(x AS BIGINT) div 2")
+    return out
+
+
+register("div", 2, 2, returns(T.LongType()), _div_inputs)
 register("conv", 3, 3, returns(T.StringType()), takes("conv", STRING, INT, INT))
 register("bin", 1, 1, returns(T.StringType()), takes("bin", BIGINT))
 register("hex", 1, 1, returns(T.StringType()), _hex_inputs)

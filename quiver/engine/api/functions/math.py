@@ -6,6 +6,7 @@ from typing import Any
 
 from quiver.engine.api.column import Column, literal_expr, to_expr
 from quiver.engine.api.functions.calls import ColumnOrName, call, column_args, unary
+from quiver.engine.core.expressions import BinaryArithmetic
 
 
 def abs(col: ColumnOrName) -> Column:  # noqa: A001
@@ -103,6 +104,38 @@ def least(*cols: ColumnOrName) -> Column:
     return call("least", *column_args("least", cols, least=2))
 
 
+def _try_operator(op: str, left: ColumnOrName, right: ColumnOrName) -> Column:
+    return Column(BinaryArithmetic(op, to_expr(left), to_expr(right), is_try=True))
+
+
+def try_add(left: ColumnOrName, right: ColumnOrName) -> Column:
+    """left + right, NULL where it overflows (in either ANSI mode).
+
+    >>> df.select(F.try_add("a", "b"))
+    """
+    return _try_operator("+", left, right)
+
+
+def try_subtract(left: ColumnOrName, right: ColumnOrName) -> Column:
+    """left - right, NULL where it overflows."""
+    return _try_operator("-", left, right)
+
+
+def try_multiply(left: ColumnOrName, right: ColumnOrName) -> Column:
+    """left * right, NULL where it overflows."""
+    return _try_operator("*", left, right)
+
+
+def try_divide(left: ColumnOrName, right: ColumnOrName) -> Column:
+    """left / right, NULL for a zero divisor (in either ANSI mode)."""
+    return _try_operator("/", left, right)
+
+
+def try_mod(left: ColumnOrName, right: ColumnOrName) -> Column:
+    """left % right, NULL for a zero divisor."""
+    return _try_operator("%", left, right)
+
+
 def pmod(dividend: ColumnOrName | float, divisor: ColumnOrName | float) -> Column:
     """The positive remainder of dividend / divisor (null for a zero divisor)."""
     return call("pmod", to_expr(dividend), to_expr(divisor))
@@ -131,5 +164,6 @@ def unhex(col: ColumnOrName) -> Column:
 __all__ = [
     "abs", "round", "bround", "sqrt", "cbrt", "exp", "expm1", "ln", "log10", "log2", "log1p", "sin", "cos", "tan",
     "asin", "acos", "atan", "sinh", "cosh", "tanh", "degrees", "radians", "signum", "sign", "log", "pow", "power",
-    "atan2", "hypot", "floor", "ceil", "ceiling", "greatest", "least", "pmod", "conv", "bin", "hex", "unhex",
+    "atan2", "hypot", "floor", "ceil", "ceiling", "greatest", "least", "pmod", "try_add", "try_subtract",
+    "try_multiply", "try_divide", "try_mod", "conv", "bin", "hex", "unhex",
 ]

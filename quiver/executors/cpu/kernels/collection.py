@@ -20,7 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
-from quiver.engine.core.errors import QuiverError
+from quiver.engine.core.ansi import ansi_enabled
+from quiver.engine.core.errors import QuiverError, SparkRuntimeException, invalid_array_index
 from quiver.executors.cpu.kernels.registry import (
     KERNELS,
     Value,
@@ -256,39 +257,51 @@ def _map_at(maps: pa.Array, key: pa.Array, rt: T.DataType) -> pa.Array:
     return pc.if_else(pa.array(first >= 0), taken, pa.scalar(None, taken.type)).cast(rt.to_arrow())
 
 
-def _element_at(args: list[Value], rt: T.DataType, zero_is_error: bool, one_based: bool) -> pa.Array:
+def _element_at(args: list[Value], rt: T.DataType, one_based: bool, strict: bool) -> pa.Array:
+    """The array element at each row's index (1-based, negative from the end, or 0-based), or the map value
+    under each row's key. A 1-based index 0 is an error; an index past the end is null, or, when `strict`
+    (element_at under ANSI mode), Spark's INVALID_ARRAY_INDEX_IN_ELEMENT_AT."""
     (value, key), n = _arrays(args)
     if pa.types.is_map(value.type):
         return _map_at(value, key, rt)
     raw = _np(pc.fill_null(key.cast(pa.int64()), 0)).astype(np.int64)
     key_null = _nulls(key)
+    present = ~key_null & ~_nulls(value)
     if one_based:
-        if zero_is_error and ((raw == 0) & ~key_null & ~_nulls(value)).any():
-            raise QuiverError("[INVALID_INDEX_OF_ZERO] element_at: the index 0 is invalid; an index is either "
-                              "< 0 (from the end) or > 0 (the first element has index 1)")
+        if ((raw == 0) & present).any():
+            raise SparkRuntimeException(
+                "INVALID_INDEX_OF_ZERO", "The index 0 is invalid. An index shall be either < 0 or > 0 (the first "
+                "element has index 1).", "22003")
         index = np.where(raw > 0, raw - 1, _lengths(value) + raw)
         index = np.where(raw == 0, -1, index)
     else:
         index = raw
+    if strict:
+        lengths = _lengths(value)
+        outside = present & ((index < 0) | (index >= lengths))
+        if outside.any():
+            row = int(np.argmax(outside))
+            raise invalid_array_index(int(raw[row]), int(lengths[row]), element_at=True)
     return _array_at(value, np.where(key_null, -1, index), rt)
 
 
 @kernel("element_at", data="all")
 def element_at(args: list[Value], rt: T.DataType) -> Value:
-    """Array element by 1-based index (negative counts from the end; past the end is null), or map value by key."""
-    return _element_at(args, rt, zero_is_error=True, one_based=True)
+    """Array element by 1-based index (negative counts from the end; past the end is null, or an error under
+    ANSI mode), or map value by key (null for a missing key)."""
+    return _element_at(args, rt, one_based=True, strict=ansi_enabled())
 
 
 @kernel("try_element_at", data="all")
 def try_element_at(args: list[Value], rt: T.DataType) -> Value:
-    """element_at, but null instead of an error for index 0."""
-    return _element_at(args, rt, zero_is_error=False, one_based=True)
+    """element_at, but null past the end of the array in either mode (index 0 is still an error, as in Spark)."""
+    return _element_at(args, rt, one_based=True, strict=False)
 
 
 @kernel("get", data="all")
 def get(args: list[Value], rt: T.DataType) -> Value:
     """Array element by 0-based index; null outside the array."""
-    return _element_at(args, rt, zero_is_error=False, one_based=False)
+    return _element_at(args, rt, one_based=False, strict=False)
 
 
 def _map_part(maps: pa.Array, field: int, rt: T.DataType) -> pa.Array:
@@ -729,7 +742,7 @@ def get_field(args: list[Value], rt: T.DataType) -> Value:
 
 @kernel("element_at_index")
 def element_at_index(args: list[Value], rt: T.DataType) -> Value:
-    """arr[i] (0-based, null when out of range) or map[key]."""
+    """arr[i] (0-based; out of range is null, or INVALID_ARRAY_INDEX under ANSI mode) or map[key]."""
     value = args[0]
     key = constant(args[1], "element_at_index", "index or key")
     if key is None:
@@ -737,7 +750,11 @@ def element_at_index(args: list[Value], rt: T.DataType) -> Value:
     if pa.types.is_map(value.type):
         return pc.map_lookup(value, pa.scalar(key, value.type.key_type), "first")
     offsets = list_offsets(value).to_numpy()
-    inside = (key >= 0) & (key < np.diff(offsets)) & value.is_valid().to_numpy(zero_copy_only=False)
+    valid = value.is_valid().to_numpy(zero_copy_only=False)
+    inside = (key >= 0) & (key < np.diff(offsets)) & valid
+    if ansi_enabled() and (valid & ~inside).any():
+        row = int(np.argmax(valid & ~inside))
+        raise invalid_array_index(int(key), int(offsets[row + 1] - offsets[row]), element_at=False)
     values = list_values(value)
     if len(values) == 0:
         return all_null(len(value), rt)

@@ -11,6 +11,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
+from quiver.engine.core.ansi import ansi_enabled
+from quiver.engine.core.errors import arithmetic_overflow, divide_by_zero
 from quiver.executors.cpu.cast import cast_array, round_decimal
 from quiver.executors.cpu.kernels.registry import (
     Value,
@@ -28,8 +30,41 @@ from quiver.executors.cpu.kernels.registry import (
 
 @kernel("abs")
 def abs_(args: list[Value], rt: T.DataType) -> Value:
-    """Absolute value; integer minimums wrap as in Java."""
+    """Absolute value; an integer minimum wraps as in Java, or overflows under ANSI mode."""
+    if ansi_enabled() and pa.types.is_integer(args[0].type):
+        try:
+            return pc.abs_checked(args[0])
+        except pa.ArrowInvalid:
+            raise arithmetic_overflow() from None
     return pc.abs(args[0])
+
+
+@kernel("div", data="all")
+def div(args: list[Value], rt: T.DataType) -> Value:
+    """`a div b`: a / b truncated toward zero, as a bigint; a zero divisor gives NULL, or DIVIDE_BY_ZERO
+    under ANSI mode, and bigint minimum div -1 wraps (or overflows under ANSI), as in Spark."""
+    length = length_of(args)
+    a, b = (as_array(x, length) for x in args)
+    if pa.types.is_decimal(a.type) or pa.types.is_decimal(b.type):
+        def truncated(x: decimal.Decimal, y: decimal.Decimal) -> int | None:
+            if y == 0:
+                if ansi_enabled():
+                    raise divide_by_zero()
+                return None
+            return int((x / y).to_integral_value(rounding=decimal.ROUND_DOWN))
+        with decimal.localcontext() as context:
+            context.prec = 80
+            return per_row([a, b], truncated, pa.int64())
+    a, b = a.cast(pa.int64()), b.cast(pa.int64())
+    zero = pc.fill_null(pc.equal(b, 0), False)
+    if ansi_enabled() and pc.any(pc.and_(zero, pc.is_valid(a))).as_py():
+        raise divide_by_zero()
+    wraps = pc.fill_null(pc.and_(pc.equal(a, np.iinfo(np.int64).min), pc.equal(b, -1)), False)
+    if ansi_enabled() and pc.any(wraps).as_py():
+        raise arithmetic_overflow()
+    quotient = pc.divide(a, pc.if_else(pc.or_(zero, wraps), pa.scalar(1, pa.int64()), b))
+    quotient = pc.if_else(wraps, pa.scalar(np.iinfo(np.int64).min, pa.int64()), quotient)
+    return pc.if_else(zero, pa.scalar(None, pa.int64()), quotient)
 
 
 def _double(value: Value) -> Value:
@@ -364,6 +399,10 @@ def pmod(args: list[Value], rt: T.DataType) -> Value:
     length = length_of(args)
     out_type = rt.to_arrow()
     a, n = (as_array(x, length).cast(out_type) for x in args)
+    if ansi_enabled() and pc.any(pc.and_(pc.is_valid(a), pc.fill_null(
+            pc.equal(n, pa.scalar(decimal.Decimal(0) if pa.types.is_decimal(out_type) else 0, out_type)),
+            False))).as_py():
+        raise divide_by_zero(remainder=True)
     if pa.types.is_decimal(out_type):
         def java_mod(x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal | None:
             if y == 0:

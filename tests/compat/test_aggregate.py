@@ -1,6 +1,8 @@
 """groupBy/agg, global aggregates, default aggregate names, null handling in aggregates."""
 from __future__ import annotations
 
+from decimal import Decimal as D
+
 from .data import money, numbers, people, sales
 from .harness import assert_same
 
@@ -279,4 +281,14 @@ def test_sql_aggregate_filter_clause_names_and_values():
             "SELECT city, count(*) FILTER (WHERE age > 30), sum(salary) FILTER (WHERE age > 30) AS s, "
             "count(DISTINCT dept_id) FILTER (WHERE salary IS NOT NULL), avg(age) FILTER (WHERE city <> 'Oslo'), "
             "max(name) FILTER (WHERE age IS NULL) FROM agg_filter_people GROUP BY city")
+    assert_same(program)
+
+
+def test_sum_and_avg_of_a_wide_decimal_per_group():
+    """decimal(38, 2) values add up in decimal256 (past 28 digits decimal128 could wrap); averages read them back."""
+    def program(spark, F, T, Window):
+        rows = [(i % 3, D(i * 37 % 1000) + D("0.05") * (i % 7)) for i in range(60)] + [(1, D(10) ** 20)]
+        df = spark.createDataFrame(rows, "g int, price decimal(38,2)").repartition(3)
+        return df.groupBy("g").agg(F.sum("price").alias("total"), F.avg("price").alias("mean"),
+                                   F.count("price").alias("n"))
     assert_same(program)

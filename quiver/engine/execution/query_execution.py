@@ -302,8 +302,12 @@ class QueryExecution:
 
     def run(self, result_task: Callable[[int, Iterator[pa.RecordBatch]], Any]) -> list[Any]:
         """Run the job; `result_task(partition, batches)` consumes each result partition."""
+        ansi = self.context.conf.ansi_enabled()
         try:
-            return self.context.scheduler.run_job(self.stages, result_task, ansi=self.context.conf.ansi_enabled())
+            # placement, which the scheduler asks stage by stage, sees the mode too (device kernels decline
+            # what ANSI mode checks on the CPU)
+            with running_ansi(ansi):
+                return self.context.scheduler.run_job(self.stages, result_task, ansi=ansi)
         finally:
             self.release()
 
@@ -322,7 +326,8 @@ class QueryExecution:
         if len(candidates) == 1:
             return (f"every operator on {candidates[0].label} "
                     f"(quiver.devices = {self.context.conf.get('quiver.devices')})")
-        return "\n".join(self.context.place(s.id, s.root).describe() for s in self.stages.stages)
+        with running_ansi(self.context.conf.ansi_enabled()):
+            return "\n".join(self.context.place(s.id, s.root).describe() for s in self.stages.stages)
 
     def explain_string(self, mode: str = "extended") -> str:
         sections = []

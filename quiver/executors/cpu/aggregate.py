@@ -122,6 +122,24 @@ def summed_type(call) -> pa.DataType | None:
     return None
 
 
+def partial_state_types(states: pa.Table, calls: tuple) -> pa.Table:
+    """Partial states in the types every task's states share (the device executor's too): a decimal sum added
+    up in decimal256 goes back to Acero's decimal128(38, s). A partial sum past 38 digits is an overflow, as
+    Spark's sum buffer has 38; it raises in both modes rather than be lost (Spark without ANSI gives NULL)."""
+    for i, c in enumerate(calls):
+        summed = summed_type(c)
+        if summed is None or not pa.types.is_decimal256(summed):
+            continue
+        name = f"s{i}" if c.function.name == "sum" else f"s{i}_sum"
+        index = states.schema.get_field_index(name)
+        column = states.column(name)
+        bound = pa.scalar(decimal.Decimal(10) ** (38 - summed.scale), summed)
+        if pc.any(pc.greater_equal(pc.abs(column), bound)).as_py():
+            raise arithmetic_overflow("try_sum", "Overflow in sum of decimals")
+        states = states.set_column(index, name, column.cast(pa.decimal128(38, summed.scale)))
+    return states
+
+
 # A decimal128 sum of values of at most this many digits has 10 digits of headroom: 10^10 rows cannot wrap it.
 _DECIMAL128_SUM_DIGITS = 28
 
@@ -229,7 +247,7 @@ def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple
     rows = (b for b in batches if b.num_rows)
     pending = next(rows, None)
     if pending is None:
-        yield _group(_prepared_schema(keys, calls).empty_table(), len(keys), steps)
+        yield partial_state_types(_group(_prepared_schema(keys, calls).empty_table(), len(keys), steps), calls)
         return
     while pending is not None:
         segment = _Segment(keys, calls, pending)
@@ -251,12 +269,13 @@ def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple
                 yield prepared
 
         if runs is not None:
-            yield segment.restore(pa.Table.from_batches(list(stream()), schema=runs.schema))
+            yield partial_state_types(segment.restore(pa.Table.from_batches(list(stream()), schema=runs.schema)),
+                                      calls)
             continue
         # States per chunk of the segment: a group may get a state row in several, which the final
         # aggregate merges as it merges those of other partitions.
         for chunk in table_chunks(stream(), segment.schema):
-            yield segment.restore(_group(chunk, len(keys), steps))
+            yield partial_state_types(segment.restore(_group(chunk, len(keys), steps)), calls)
 
 
 class _Segment:
@@ -346,9 +365,7 @@ class _Segment:
             name = f"s{i}" if self.calls[i].function.name == "sum" else f"s{i}_sum"
             scale = self.calls[i].function.args[0].dtype.scale
             index = states.schema.get_field_index(name)
-            sums = decimal_sums(states.column(name), scale)
-            wide = summed_type(self.calls[i])
-            states = states.set_column(index, name, sums.cast(pa.decimal256(76, scale)) if wide is not None else sums)
+            states = states.set_column(index, name, decimal_sums(states.column(name), scale))
         return states
 
 
@@ -454,6 +471,12 @@ def _merge_states(states: pa.Table | None, nkeys: int, calls: tuple) -> pa.Table
     if nkeys == 0:
         states = _with_constant_key(states)
     steps = _merge_steps(calls)
+    for i, c in enumerate(calls):
+        summed = summed_type(c)
+        if summed is not None and pa.types.is_decimal256(summed):  # the partial sums may add up past 38 digits
+            name = f"s{i}" if c.function.name == "sum" else f"s{i}_sum"
+            index = states.schema.get_field_index(name)
+            states = states.set_column(index, name, states.column(name).cast(summed))
     lists = [i for i, c in enumerate(calls) if c.function.name == "collect_list"]
     if lists:
         # Acero cannot collect list values: collect each group's state row numbers, then gather their lists

@@ -29,9 +29,10 @@ INT64_LIMIT = 2**63 - 1
 def unscaled_int64(value: pa.Array | pa.Scalar) -> tuple[np.ndarray | int, int] | None:
     """The unscaled integers of a decimal128 array or scalar and the largest magnitude among them.
 
-    None when some value needs more than 64 bits. Null slots read as 0.
+    None when some value needs more than 64 bits, or for anything but decimal128 (a decimal256's words are
+    twice as wide). Null slots read as 0.
     """
-    if isinstance(value, pa.ChunkedArray):
+    if isinstance(value, pa.ChunkedArray) or not pa.types.is_decimal128(value.type):
         return None
     if isinstance(value, pa.Scalar):
         if not value.is_valid:

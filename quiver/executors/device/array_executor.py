@@ -18,7 +18,7 @@ from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import AttributeRef, Expr
 from quiver.executors.base import Device, DeviceFallback, TaskContext
-from quiver.executors.cpu.aggregate import finish_states, tracks_nan
+from quiver.executors.cpu.aggregate import finish_states, summed_type, tracks_nan
 from quiver.executors.cpu.map_batches import map_partition
 from quiver.executors.device.kernels import (
     DeviceBatch,
@@ -253,6 +253,9 @@ class ArrayExecutor:
                 names.append(f"s{i}")
             elif f.name in ("sum", "avg"):
                 suffix = "_sum" if f.name == "avg" else ""
+                summed = summed_type(call)
+                if summed is not None and pa.types.is_floating(summed):  # an average of integers adds doubles
+                    arg = DeviceColumn(xp.astype(arg.values, xp.float64), arg.valid, pa.float64())
                 columns.append(_typed_sum(arg, ids, n, xp))
                 names.append(f"s{i}{suffix}")
                 if f.name == "avg":
@@ -308,6 +311,9 @@ def _expressions_unsupported(plan: P.PhysicalPlan) -> str | None:
                 return f"aggregate {f.sql()} has no device kernel"
             if f.name in ("min", "max") and f.args and isinstance(f.args[0].dtype, T.StringType):
                 return f"{f.sql()} orders strings, which the device keeps as codes"
+            summed = summed_type(call)
+            if summed is not None and pa.types.is_decimal128(summed):
+                return f"{f.sql()} over a bigint adds up exactly on the CPU under ANSI mode, to see an overflow"
             exprs.extend(f.args)
         exprs.extend(e for e, _ in plan.keys)
     elif isinstance(plan, P.HashJoinExec):

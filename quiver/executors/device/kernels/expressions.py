@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
+from quiver.engine.core.ansi import ansi_enabled
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import (
     AggregateFunction,
@@ -120,6 +121,8 @@ def _literal_reason(expr: Literal) -> str | None:
 
 
 def _arithmetic_reason(expr: BinaryArithmetic) -> str | None:
+    if expr.is_try:
+        return f"{expr.sql().split('(')[0]} runs on the CPU"
     lt, rt = expr.left.dtype, expr.right.dtype
     for t in (lt, rt):
         if not isinstance(t, T.NumericType):
@@ -176,6 +179,8 @@ def _in_reason(expr: In) -> str | None:
 
 
 def _cast_reason(expr: Cast) -> str | None:
+    if expr.is_try:
+        return "TRY_CAST runs on the CPU"
     src, dst = expr.child.dtype, expr.to
     if src == dst:
         return None
@@ -338,7 +343,37 @@ def _arithmetic(expr: BinaryArithmetic, ctx: _Context) -> DeviceColumn:
             values, ok = xp.where(zero, xp.zeros_like(values), values), ~zero
         else:
             values, ok = _remainder(a, b, xp)
-    return DeviceColumn(values, _both_valid(_both_valid(left.valid, right.valid), ok), t)
+        if ansi_enabled() and expr.op in ("+", "-", "*") and xp.isdtype(values.dtype, "integral"):
+            _fall_back_on_overflow(expr, a, b, values, _both_valid(left.valid, right.valid), xp)
+    valid = _both_valid(left.valid, right.valid)
+    if ansi_enabled() and ok is not None:
+        _fall_back_where_lost(expr, valid, ok, xp)
+    return DeviceColumn(values, _both_valid(valid, ok), t)
+
+
+def _fall_back_where_lost(expr: Expr, valid: Any | None, ok: Any, xp: Any) -> None:
+    """Under ANSI mode, a value the kernel turned into null (a zero divisor, a decimal out of range) is an
+    error: the CPU, which raises Spark's, runs the task instead."""
+    lost = ~ok if valid is None else (valid & ~ok)
+    if bool(xp.any(lost)):
+        raise DeviceFallback(f"{expr.sql()} meets a value ANSI mode refuses; the CPU raises its error")
+
+
+def _fall_back_on_overflow(expr: BinaryArithmetic, a: Any, b: Any, r: Any, valid: Any | None, xp: Any) -> None:
+    """Under ANSI mode, integer +, -, * that wrapped go to the CPU, which raises ARITHMETIC_OVERFLOW: a sum
+    wrapped where its sign differs from both operands' (a difference, from a's and not b's), and a product
+    may have where its float64 magnitude comes near the type's bound (checked exactly on the CPU)."""
+    if expr.op == "+":
+        wrapped = ((a ^ r) & (b ^ r)) < 0
+    elif expr.op == "-":
+        wrapped = ((a ^ b) & (a ^ r)) < 0
+    else:
+        bound = float(xp.iinfo(r.dtype).max) * (1 - 2.0**-40)
+        wrapped = xp.abs(xp.astype(a, xp.float64) * xp.astype(b, xp.float64)) >= bound
+    if valid is not None:
+        wrapped = wrapped & valid
+    if bool(xp.any(wrapped)):
+        raise DeviceFallback(f"{expr.sql()} overflows; under ANSI mode the CPU raises ARITHMETIC_OVERFLOW")
 
 
 def _negate(expr: Negate, ctx: _Context) -> DeviceColumn:
@@ -349,6 +384,10 @@ def _negate(expr: Negate, ctx: _Context) -> DeviceColumn:
             and largest_magnitude(child.values, child.valid, ctx.xp) > INT64_MAX:
         raise DeviceFallback(f"{expr.sql()} negates -2**63 unscaled, whose negation leaves the 64 bits of a device "
                              "decimal")
+    if ansi_enabled() and isinstance(t, T.IntegralType):
+        smallest = child.values == ctx.xp.iinfo(child.values.dtype).min
+        if bool(ctx.xp.any(smallest if child.valid is None else smallest & child.valid)):
+            raise DeviceFallback(f"{expr.sql()} overflows; under ANSI mode the CPU raises ARITHMETIC_OVERFLOW")
     return DeviceColumn(-child.values, child.valid, t.to_arrow())
 
 
@@ -566,7 +605,28 @@ def _cast(expr: Cast, ctx: _Context) -> DeviceColumn:
     if src == dst:
         return _as_type(child, t, xp)
     values, fits = cast_values(child.values, src, dst, xp, child.valid)
+    if ansi_enabled():
+        if fits is not None:
+            _fall_back_where_lost(expr, child.valid, fits, xp)
+        if isinstance(dst, T.IntegralType) and not isinstance(src, (T.BooleanType, *_TEMPORAL)):
+            _fall_back_outside(expr, child, src, dst, xp)
     return DeviceColumn(values, _both_valid(child.valid, fits), t)
+
+
+def _fall_back_outside(expr: Cast, child: DeviceColumn, src: T.DataType, dst: T.DataType, xp: Any) -> None:
+    """Under ANSI mode a number outside the integral target (or NaN) is CAST_OVERFLOW: the CPU raises it."""
+    bits = {T.ByteType: 7, T.ShortType: 15, T.IntegerType: 31, T.LongType: 63}[type(dst)]
+    v = child.values
+    if isinstance(src, T.DecimalType):
+        v = _truncate(v, src.scale, xp)
+    if xp.isdtype(v.dtype, "real floating"):
+        outside = xp.isnan(v) | (v <= -(2.0**bits) - 1) | (v >= 2.0**bits)
+    else:
+        outside = (v < -(2**bits)) | (v > 2**bits - 1) if bits < 63 else xp.zeros(v.shape, dtype=xp.bool)
+    if child.valid is not None:
+        outside = outside & child.valid
+    if bool(xp.any(outside)):
+        raise DeviceFallback(f"{expr.sql()} overflows; under ANSI mode the CPU raises CAST_OVERFLOW")
 
 
 def cast_values(v: Any, src: T.DataType, dst: T.DataType, xp: Any, valid: Any | None = None) -> tuple[Any, Any | None]:

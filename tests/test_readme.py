@@ -376,7 +376,7 @@ AREAS: dict[str, tuple[list[Callable[[Any], Any]], list[Callable[[Any], Any]]]] 
         lambda spark: _df(spark).groupBy("k").cogroup(_df(spark).groupBy("k")),
         lambda spark: _F().udtf(returnType="x int"),
     ]),
-    "ANSI mode": ([_ansi_float_int_is_double], [_ansi_division_by_zero_raises]),
+    "ANSI mode": ([_ansi_float_int_is_double, _ansi_division_by_zero_raises], []),
     "Data sources": ([_roundtrip("parquet"), _roundtrip("csv"), _roundtrip("json"), _roundtrip("arrow")],
                      [_read("orc"), _read("text"), _read("xml"), _read("avro")]),
     "Structured Streaming": ([], [

@@ -304,13 +304,26 @@ class Snapshot:
         if self.manifest.files is None:
             return None
         visible = self.visible or {}
-        missing = [f for f in self.manifest.files if f not in visible]
+        # A file under a folder whose name starts with '_' or '.' (a partition value escaped to '..%2F') is
+        # committed but, as in Spark, not seen from the folder above it: it is read by naming its folder.
+        seen = [f for f in self.manifest.files if not any(is_hidden(part) for part in f.split("/")[:-1])]
+        missing = [f for f in seen if f not in visible]
         if missing:
             raise AnalysisException(
                 f"the commit manifest {self.manifest.job} of {self.manifest_uri} names files that are gone: "
                 f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}; they were deleted outside Quiver. "
                 f"Rewrite the output, or delete {MANIFEST} to read whatever files remain.")
-        return {f: visible[f] for f in self.manifest.files}
+        return {f: visible[f] for f in seen}
+
+    def committed(self) -> dict[str, int] | None:
+        """Every file the last commit made (relative path -> size, 0 where the listing does not show it),
+        hidden partition folders included: what a writer replaces, appends to or finds existing."""
+        if self.manifest is None:
+            return self.visible
+        if self.manifest.files is None:
+            return None
+        visible = self.visible or {}
+        return {f: visible.get(f, 0) for f in self.manifest.files}
 
 
 def snapshot(folder: OutputFolder) -> Snapshot:
@@ -365,7 +378,7 @@ def publish(folder: OutputFolder, staged: Mapping[str, str], job: str, *, append
             refuse_existing: bool) -> None:
     """Commit the staged files (relative path -> staged location) into `folder`: appended to its live
     files, or replacing them. Any failure before the commit point undoes what this call moved in."""
-    old = snapshot(folder).live()
+    old = snapshot(folder).committed()
     if refuse_existing and old:
         raise AnalysisException(f"[PATH_ALREADY_EXISTS] Path {folder.root} appeared while the job ran.")
     old_files = tuple(sorted(old or ()))

@@ -115,7 +115,7 @@ class FileSink:
             self._replace_plain_file()
         folder = output_folder(self.path)
         sweep(folder, self.job_id)
-        live = snapshot(folder).live()
+        live = snapshot(folder).committed()
         if self.mode == "ignore" and live is not None:
             return False
         if self.mode in ("error", "errorifexists") and live:

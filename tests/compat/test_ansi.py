@@ -5,6 +5,8 @@ jobs rely on) give NULLs or wrapped values instead; both modes are checked again
 """
 from __future__ import annotations
 
+from decimal import Decimal as D
+
 import pytest
 
 from .harness import assert_same, assert_same_error
@@ -92,6 +94,8 @@ SQL_CASES = {
     "decimal_add_out_of_range": "SELECT CAST(99999999999999999999999999999999999999BD AS DECIMAL(38,0)) + 1",
     "element_at_past_the_end": "SELECT element_at(array(1, 2, 3), 5)",
     "subscript_past_the_end": "SELECT array(1, 2, 3)[5]",
+    "make_date_month": "SELECT make_date(2020, 13, 1)",
+    "make_date_day": "SELECT make_date(2023, 2, 30)",
 }
 
 # Rows from a table, so nothing is folded at planning time and the error comes from a task.
@@ -180,3 +184,20 @@ def test_sums_overflow_across_partitions():
         df = spark.createDataFrame([(i % 2, 4611686018427387904) for i in range(8)], "k int, v long").repartition(4)
         return df.groupBy("k").agg(F.sum("v").alias("total")).collect()
     assert_same_error(program)
+
+
+@pytest.mark.parametrize("ansi", [True, False])
+def test_try_sum_and_try_avg_give_null_on_overflow(ansi):
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([(i % 2, 4611686018427387904 if i % 2 else i) for i in range(8)],
+                                   "k int, v long").repartition(4)
+        wide = spark.createDataFrame([(1, D("9" * 38)), (1, D("9" * 38)), (2, D(5))], "k int, d decimal(38,0)")
+        sums = df.groupBy("k").agg(F.try_sum("v").alias("s"), F.try_avg("v").alias("a"), F.sum("k").alias("n"))
+        return sums.join(wide.groupBy("k").agg(F.try_sum("d").alias("ds"), F.try_avg("d").alias("da")), "k", "left")
+    assert_same(program, shuffle_partitions=(1, 3), conf={"spark.sql.ansi.enabled": ansi})
+
+
+def test_try_sum_in_sql():
+    def program(spark, F, T, Window):
+        return spark.sql("SELECT try_sum(big), try_avg(big), try_sum(i) FROM " + _NUMBERS)
+    assert_same(program, shuffle_partitions=(1,))

@@ -264,8 +264,6 @@ def test_text_written_for_timestamps_dates_doubles_in_json(tmp_path):
     assert_same(program)
 
 
-@pytest.mark.xfail(strict=True, reason='known gap: pyarrow.csv applies the escape character outside quotes, dropping a '
-                                       'bare backslash')
 def test_quiver_reads_csv_pyspark_wrote_with_quotes_and_backslashes(tmp_path):
     ref = pyspark_engine()
     path = str(tmp_path / "typed_by_spark.csv")

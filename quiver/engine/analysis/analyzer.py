@@ -111,7 +111,7 @@ def _resolve_project(node: Project) -> LogicalPlan:
             contains_aggregate(p) or contains_window(p) for p in node.projections):
         # Resolved is not coerced: `SELECT 7 / 2` arrives resolved and named, and still needs its casts.
         coerced = tuple(coerce(p) for p in node.projections)
-        if all(c is p for c, p in zip(coerced, node.projections)):
+        if coerced == node.projections:
             return node
         return Project(node.child, coerced)
     inputs = node.child.output

@@ -682,13 +682,15 @@ AGGREGATE_FUNCTIONS = (
 
 @dataclass(frozen=True)
 class AggregateFunction(Expr):
-    """An aggregate such as `sum(x)`, `count(DISTINCT x)` or `first(x, ignorenulls)`."""
+    """An aggregate such as `sum(x)`, `count(DISTINCT x)` or `first(x, ignorenulls)`. `is_try` is try_sum or
+    try_avg: NULL where the total overflows, in either ANSI mode."""
 
     name: str
     args: tuple[Expr, ...] = ()
     distinct: bool = False
     ignore_nulls: bool = False
     display: str | None = None
+    is_try: bool = False
 
     @cached_property
     def dtype(self) -> T.DataType:

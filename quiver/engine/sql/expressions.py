@@ -151,7 +151,7 @@ AGGREGATES = {
     "variance": "variance", "var_samp": "var_samp", "var_pop": "var_pop",
     "collect_list": "collect_list", "collect_set": "collect_set",
     "bool_and": "bool_and", "every": "bool_and", "bool_or": "bool_or", "some": "bool_or",
-    "product": "product", "median": "median", "approx_count_distinct": "count",
+    "product": "product", "median": "median", "approx_count_distinct": "count", "try_sum": "sum", "try_avg": "avg",
 }
 
 # Spark aggregates Quiver does not compute yet: named so the error says so instead of "unknown function".
@@ -511,7 +511,7 @@ class ExpressionTranslator:
         if any(contains_window(a) for a in translated):
             raise AnalysisException(f"a window function cannot be used inside the aggregate function {name}(): "
                                     f"{node.sql(dialect='spark')!r}; compute the window in a subquery first")
-        return AggregateFunction(internal, translated, distinct, ignore_nulls, display)
+        return AggregateFunction(internal, translated, distinct, ignore_nulls, display, is_try=name.startswith("try_"))
 
     def _ignorenulls(self, node: exp.IgnoreNulls) -> Expr:
         inner = self.translate(node.this)

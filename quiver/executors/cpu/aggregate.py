@@ -117,7 +117,7 @@ def summed_type(call) -> pa.DataType | None:
         return pa.decimal256(76, t.scale)
     if isinstance(t, T.IntegralType) and f.name == "avg":
         return pa.float64()
-    if isinstance(t, T.LongType) and ansi_enabled():
+    if isinstance(t, T.LongType) and (ansi_enabled() or f.is_try):
         return pa.decimal128(38, 0)
     return None
 
@@ -128,8 +128,8 @@ def partial_state_types(states: pa.Table, calls: tuple) -> pa.Table:
     Spark's sum buffer has 38; it raises in both modes rather than be lost (Spark without ANSI gives NULL)."""
     for i, c in enumerate(calls):
         summed = summed_type(c)
-        if summed is None or not pa.types.is_decimal256(summed):
-            continue
+        if summed is None or not pa.types.is_decimal256(summed) or c.function.is_try:
+            continue  # try_sum and try_avg run on the CPU only and keep their decimal256 state
         name = f"s{i}" if c.function.name == "sum" else f"s{i}_sum"
         index = states.schema.get_field_index(name)
         column = states.column(name)
@@ -144,23 +144,27 @@ def partial_state_types(states: pa.Table, calls: tuple) -> pa.Table:
 _DECIMAL128_SUM_DIGITS = 28
 
 
-def checked_sum(total: pa.Array, result_type: T.DataType) -> pa.Array:
+def checked_sum(total: pa.Array, result_type: T.DataType, overflow_is_null: bool = False) -> pa.Array:
     """A sum's exact total as its result type, where the total may not fit it: a decimal total with more
     digits than the type is NULL, as in Spark without ANSI; under ANSI it raises NUMERIC_VALUE_OUT_OF_RANGE and
-    a bigint total beyond a bigint ARITHMETIC_OVERFLOW, as Spark 4's final sum does."""
+    a bigint total beyond a bigint ARITHMETIC_OVERFLOW, as Spark 4's final sum does. `overflow_is_null`
+    (try_sum) gives NULL for both, in either mode."""
     out = result_type.to_arrow()
     if total.type == out or not (pa.types.is_decimal(total.type) and
                                  (pa.types.is_decimal(out) or pa.types.is_integer(out))):
         return total
     if pa.types.is_integer(out):  # a bigint sum kept exact under ANSI (summed_type)
         limit = pa.scalar(decimal.Decimal((1 << 63) - 1), total.type)
-        if pc.any(pc.greater(pc.abs(total), limit)).as_py():
-            raise arithmetic_overflow("try_add")
+        beyond = pc.fill_null(pc.greater(pc.abs(total), limit), False)
+        if pc.any(beyond).as_py():
+            if not overflow_is_null:
+                raise arithmetic_overflow("try_add")
+            total = pc.if_else(beyond, pa.scalar(None, total.type), total)
         return total.cast(out)
     bound = pa.scalar(decimal.Decimal(10) ** (out.precision - out.scale), pa.decimal256(76, total.type.scale))
     beyond = pc.greater_equal(pc.abs(total.cast(pa.decimal256(76, total.type.scale))), bound)
     if pc.any(beyond).as_py():
-        if ansi_enabled():
+        if ansi_enabled() and not overflow_is_null:
             raise numeric_value_out_of_range(total.filter(beyond)[0].as_py(), out.precision, out.scale)
         total = pc.if_else(beyond, pa.scalar(None, total.type), total)
     return total.cast(out, safe=False)
@@ -530,13 +534,13 @@ def _finish(states: pa.Table | None, nkeys: int, calls: tuple) -> pa.Table:
         name = c.function.name
         if name == "avg":
             s, n = states.column(f"s{i}_sum"), states.column(f"s{i}_count")
-            value = _divide_avg(s, n, c.result.dtype)
+            value = _divide_avg(s, n, c.result.dtype, c.function.is_try)
         elif name == "count":
             value = pc.fill_null(states.column(f"s{i}"), 0)
         elif name == "collect_list":
             value = drop_null_elements(states.column(f"s{i}"))
         elif name == "sum":
-            value = checked_sum(states.column(f"s{i}").combine_chunks(), c.result.dtype)
+            value = checked_sum(states.column(f"s{i}").combine_chunks(), c.result.dtype, c.function.is_try)
         else:
             value = states.column(f"s{i}")
             if tracks_nan(c):
@@ -546,12 +550,13 @@ def _finish(states: pa.Table | None, nkeys: int, calls: tuple) -> pa.Table:
     return pa.Table.from_arrays(cols, names=names)
 
 
-def _divide_avg(s, n, result_type: T.DataType):
-    """Sum over count, null for no values; exact with HALF_UP rounding for decimals, as Spark."""
+def _divide_avg(s, n, result_type: T.DataType, overflow_is_null: bool = False):
+    """Sum over count, null for no values; exact with HALF_UP rounding for decimals, as Spark; a decimal
+    average beyond its type raises under ANSI unless `overflow_is_null` (try_avg)."""
     if isinstance(s, pa.ChunkedArray):
         s, n = s.combine_chunks(), n.combine_chunks()
     if isinstance(result_type, T.DecimalType) and pa.types.is_decimal(s.type):
-        return decimal_average(s, n, result_type.to_arrow())
+        return decimal_average(s, n, result_type.to_arrow(), overflow_is_null)
     nz = pc.if_else(pc.equal(n, 0), pa.scalar(None, pa.int64()), n)
     return pc.divide(pc.cast(s, pa.float64()), pc.cast(nz, pa.float64()))
 
@@ -605,13 +610,14 @@ def _finish_complete(table: pa.Table, nkeys: int, calls: tuple) -> pa.Table:
         if c.function.distinct and name in ("sum", "avg"):
             value = _distinct_list_total(table.column(f"s{i}"), name == "avg")
         elif name == "avg":
-            value = _divide_avg(table.column(f"s{i}_sum"), table.column(f"s{i}_count"), c.result.dtype)
+            value = _divide_avg(table.column(f"s{i}_sum"), table.column(f"s{i}_count"), c.result.dtype,
+                                c.function.is_try)
         elif name in ("count", "count_distinct"):
             value = pc.fill_null(table.column(f"s{i}"), 0)
         elif name in ("collect_list", "collect_set"):
             value = drop_null_elements(table.column(f"s{i}"))
         elif name == "sum":
-            value = checked_sum(table.column(f"s{i}").combine_chunks(), c.result.dtype)
+            value = checked_sum(table.column(f"s{i}").combine_chunks(), c.result.dtype, c.function.is_try)
         else:
             value = table.column(f"s{i}")
             if tracks_nan(c):

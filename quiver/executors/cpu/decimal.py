@@ -85,7 +85,8 @@ def _as_decimal128(unscaled: np.ndarray, validity: pa.Buffer | None, null_count:
     return pa.Array.from_buffers(out, len(unscaled), [validity, pa.py_buffer(words)], null_count=null_count)
 
 
-def decimal_average(sums: pa.Array, counts: pa.Array, out: pa.Decimal128Type) -> pa.Array:
+def decimal_average(sums: pa.Array, counts: pa.Array, out: pa.Decimal128Type,
+                    overflow_is_null: bool = False) -> pa.Array:
     """Each `sums / counts` as `out`, exactly and rounded half away from zero (Spark's HALF_UP for
     avg over decimals); null where the count is 0 or the sum null. Int64 arithmetic where it fits,
     Python decimals otherwise."""
@@ -107,7 +108,7 @@ def decimal_average(sums: pa.Array, counts: pa.Array, out: pa.Decimal128Type) ->
             for total, count, ok in zip(sums.to_pylist(), n.tolist(), valid.tolist()):
                 value = (total / count).quantize(quantum, rounding=decimal.ROUND_HALF_UP) if ok else None
                 if value is not None and abs(value) >= limit:
-                    if ansi_enabled():
+                    if ansi_enabled() and not overflow_is_null:
                         raise arithmetic_overflow("try_avg", "Overflow in sum of decimals")
                     value = None  # Spark without ANSI: NULL
                 results.append(value)

@@ -309,6 +309,8 @@ def _expressions_unsupported(plan: P.PhysicalPlan) -> str | None:
             f = call.function
             if f.name not in DEVICE_AGGREGATES or f.distinct or len(f.args) > 1:
                 return f"aggregate {f.sql()} has no device kernel"
+            if f.is_try:
+                return f"{f.sql()} runs on the CPU"
             if f.name in ("min", "max") and f.args and isinstance(f.args[0].dtype, T.StringType):
                 return f"{f.sql()} orders strings, which the device keeps as codes"
             summed = summed_type(call)

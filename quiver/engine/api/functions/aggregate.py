@@ -36,6 +36,19 @@ def mean(c: Any) -> Column:
     return _agg("avg", c, display="avg")
 
 
+def try_sum(col: ColumnOrName) -> Column:
+    """sum, but NULL where the total overflows its type (in either ANSI mode).
+
+    >>> df.groupBy("k").agg(F.try_sum("v"))
+    """
+    return _agg("sum", col, display="try_sum", is_try=True)
+
+
+def try_avg(col: ColumnOrName) -> Column:
+    """avg, but NULL where the sum behind it overflows."""
+    return _agg("avg", col, display="try_avg", is_try=True)
+
+
 def min(c: Any) -> Column:  # noqa: A001
     return _agg("min", c)
 
@@ -137,8 +150,8 @@ def grouping_id(*cols: ColumnOrName) -> Column:
 
 
 __all__ = [
-    "count", "sum", "avg", "mean", "min", "max", "first", "last", "any_value", "stddev", "stddev_samp",
-    "stddev_pop", "variance", "var_samp", "var_pop", "collect_list", "collect_set", "product", "median", "bool_and",
-    "bool_or", "every", "some", "countDistinct", "count_distinct", "sum_distinct", "sumDistinct",
+    "try_sum", "try_avg", "count", "sum", "avg", "mean", "min", "max", "first", "last", "any_value", "stddev",
+    "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "collect_list", "collect_set", "product",
+    "median", "bool_and", "bool_or", "every", "some", "countDistinct", "count_distinct", "sum_distinct", "sumDistinct",
     "approx_count_distinct", "grouping", "grouping_id",
 ]

@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
-from quiver.engine.core.errors import QuiverError
+from quiver.engine.core.ansi import ansi_enabled
+from quiver.engine.core.errors import DateTimeException, QuiverError
 from quiver.executors.cpu import datetime_format as dtf
 from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.kernels.registry import (
@@ -295,10 +296,28 @@ def _make_date(y: int, m: int, d: int) -> _dt.date | None:
         return None
 
 
+def _strict_make_date(y: int, m: int, d: int) -> _dt.date:
+    """make_date under ANSI mode: a field out of range raises DATETIME_FIELD_OUT_OF_BOUNDS with the message of
+    Java's LocalDate.of, which Spark's carries."""
+    if not 1 <= m <= 12:
+        problem = f"Invalid value for MonthOfYear (valid values 1 - 12): {m}"
+    elif not 1 <= d <= 31:
+        problem = f"Invalid value for DayOfMonth (valid values 1 - 28/31): {d}"
+    else:
+        value = _make_date(y, m, d)
+        if value is not None:
+            return value
+        problem = (f"Invalid value for Year (valid values -999999999 - 999999999): {y}" if not 1 <= y <= 9999
+                   else f"Invalid date '{_dt.date(2000, m, 1).strftime('%B').upper()} {d}'")
+    raise DateTimeException("DATETIME_FIELD_OUT_OF_BOUNDS.WITHOUT_SUGGESTION", f"{problem}. ", "22023",
+                            {"rangeMessage": problem})
+
+
 @kernel("make_date", data="all")
 def make_date(args: list[Value], rt: T.DataType) -> Value:
-    """A date from year, month and day; null where they name no date (Spark's non-ANSI result)."""
-    return per_row(args, _make_date, pa.date32())
+    """A date from year, month and day; null where they name no date (Spark's non-ANSI result), an error
+    under ANSI mode."""
+    return per_row(args, _strict_make_date if ansi_enabled() else _make_date, pa.date32())
 
 
 _WEEKDAYS = {"MO": 0, "MON": 0, "MONDAY": 0, "TU": 1, "TUE": 1, "TUESDAY": 1, "WE": 2, "WED": 2,

@@ -299,7 +299,7 @@ class QueryExecution:
     def run(self, result_task: Callable[[int, Iterator[pa.RecordBatch]], Any]) -> list[Any]:
         """Run the job; `result_task(partition, batches)` consumes each result partition."""
         try:
-            return self.context.scheduler.run_job(self.stages, result_task)
+            return self.context.run_job(self.stages, result_task)
         finally:
             self.release()
 

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from quiver.executors.cpu.map_batches import map_in_process
 from quiver.executors.cpu.python_udf import evaluate_in_process
-from quiver.executors.cpu.worker_pool import cloudpickle, error_frame, recv_frame, send_frame
+from quiver.executors.cpu.worker_pool import cloudpickle, error_frame, recv_frame, remember, send_frame
 
 
 def _udf(call: Any, meta: tuple, batches: list[pa.RecordBatch]) -> pa.RecordBatch:
@@ -82,7 +82,7 @@ def main(fd: int) -> None:
         tag, handler, key, pickled, meta = header
         try:
             if pickled is not None:
-                functions[key] = cloudpickle.loads(pickled)
+                remember(functions, key, cloudpickle.loads(pickled))
             function = functions[key]
             if handler == "udf":
                 send_frame(conn, ("ok",), (_udf(function, meta, batches),))

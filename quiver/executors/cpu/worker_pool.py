@@ -116,7 +116,8 @@ class _Worker:
         finally:
             theirs.close()
         self.conn = Connection(ours.detach())
-        self.functions: set[str] = set()
+        # The functions this worker holds, oldest first; it forgets them in the same order (`remember`).
+        self.functions: dict[str, None] = {}
         self.killed = False
         send_frame(self.conn, ("init", list(sys.path), settings.memory, os.getpid()))
 
@@ -328,7 +329,8 @@ class _Session:
                     self._died()
                 self._swap()
                 continue
-            worker.functions.add(key)
+            if request[3] is not None:
+                remember(worker.functions, key)
             return
         self._died()
 
@@ -390,6 +392,17 @@ class _Session:
         raise cause
 
 
+# Functions a worker keeps unpickled; both sides forget the oldest first, so they agree on what it holds.
+FUNCTIONS_KEPT = 128
+
+
+def remember(functions: dict[str, Any], key: str, value: Any = None) -> None:
+    """Add `key` to a worker's functions, forgetting the oldest past FUNCTIONS_KEPT."""
+    functions[key] = value
+    while len(functions) > FUNCTIONS_KEPT:
+        functions.pop(next(iter(functions)))
+
+
 def _size(n: int) -> str:
     for unit, shift in (("g", 30), ("m", 20), ("k", 10)):
         if n >= 1 << shift and n % (1 << shift) == 0:
@@ -401,5 +414,5 @@ def _size(n: int) -> str:
 WORKERS = PythonWorkerPool()
 atexit.register(WORKERS.shutdown)
 
-__all__ = ["MEMORY_ALIAS", "MEMORY_KEY", "WORKERS", "PythonWorkerPool", "WorkerSettings", "WorkerTraceback",
-           "error_frame", "recv_frame", "send_frame"]
+__all__ = ["FUNCTIONS_KEPT", "MEMORY_ALIAS", "MEMORY_KEY", "WORKERS", "PythonWorkerPool", "WorkerSettings",
+           "WorkerTraceback", "error_frame", "recv_frame", "remember", "send_frame"]

@@ -71,5 +71,6 @@ def test_sink_writes_ipc_files_that_read_back(tmp_path):
     sink = FileSink(str(tmp_path / "out"), IpcFormat(), "error", (), {"compression": "zstd"})
     assert sink.setup()
     sink.commit([sink.write_task(0, iter(table(5).to_batches()))])
-    assert [p.name.endswith(".zstd.arrow") for p in (tmp_path / "out").iterdir() if not p.name.startswith("_")] == [True]
+    written = [p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith("_")]
+    assert [name.endswith(".zstd.arrow") for name in written] == [True]
     assert read_all(file_source("arrow", tmp_path / "out")).equals(table(5))

@@ -29,6 +29,7 @@ from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import AttributeRef, new_expr_id
 from quiver.engine.core.storage_level import StorageLevel
 from quiver.engine.execution.context import ExecutionContext, open_runtime
+from quiver.engine.execution.jobs import JobGroups, check_tag
 from quiver.engine.sql.statements import sql_to_plan
 from quiver.engine.ui.job_report import ReportedJob
 from quiver.engine.ui.progress import ProgressListener
@@ -110,6 +111,69 @@ class SparkContextShim:
     def stop(self) -> None:
         self._session.stop()
 
+    # ---------------------------------------------------------- job groups and cancellation
+
+    @property
+    def _jobs(self) -> JobGroups:
+        return self._session._context.scheduler.jobs
+
+    def setJobGroup(self, groupId: str, description: str, interruptOnCancel: bool = False) -> None:
+        """Give every job this thread starts the group `groupId` (until set again or cleared), so
+        `cancelJobGroup(groupId)` can cancel them. Cancelling always stops a job's Python UDFs (their
+        worker processes are killed), whatever `interruptOnCancel` says."""
+        self._jobs.set_group(groupId, description, interruptOnCancel)
+
+    def clearJobGroup(self) -> None:
+        """Jobs this thread starts from now on have no job group."""
+        self._jobs.set_group(None, None)
+
+    def setJobDescription(self, value: str | None) -> None:
+        """The description of the jobs this thread starts from now on."""
+        self._jobs.local.description = value
+
+    def setInterruptOnCancel(self, interruptOnCancel: bool) -> None:
+        self._jobs.local.interrupt_on_cancel = bool(interruptOnCancel)
+
+    def setLocalProperty(self, key: str, value: str | None) -> None:
+        """This thread's job properties by Spark's keys: spark.jobGroup.id, spark.job.description."""
+        local = self._jobs.local
+        if key == "spark.jobGroup.id":
+            local.group = value
+        elif key == "spark.job.description":
+            local.description = value
+        elif key == "spark.job.interruptOnCancel":
+            local.interrupt_on_cancel = str(value).lower() == "true"
+
+    def getLocalProperty(self, key: str) -> str | None:
+        local = self._jobs.local
+        return {"spark.jobGroup.id": local.group, "spark.job.description": local.description,
+                "spark.job.interruptOnCancel": str(local.interrupt_on_cancel).lower()}.get(key)
+
+    def cancelJobGroup(self, groupId: str) -> None:
+        """Cancel the running jobs of group `groupId`: each raises `JobCancelledError` in its thread."""
+        self._jobs.cancel_group(groupId)
+
+    def cancelAllJobs(self) -> None:
+        """Cancel every running job of this session."""
+        self._jobs.cancel_all()
+
+    def addJobTag(self, tag: str) -> None:
+        """Tag every job this thread starts with `tag`, for `cancelJobsWithTag`."""
+        self._jobs.local.job_tags.add(check_tag(tag, "Spark job tag"))
+
+    def removeJobTag(self, tag: str) -> None:
+        self._jobs.local.job_tags.discard(check_tag(tag, "Spark job tag"))
+
+    def getJobTags(self) -> set[str]:
+        return set(self._jobs.local.job_tags)
+
+    def clearJobTags(self) -> None:
+        self._jobs.local.job_tags.clear()
+
+    def cancelJobsWithTag(self, tag: str) -> None:
+        """Cancel the running jobs tagged `tag` by `addJobTag`."""
+        self._jobs.cancel_job_tag(check_tag(tag, "Spark job tag"))
+
 
 # What `quiver-submit` was given (--master, --conf): the defaults of the session the application
 # builds; what the application sets itself wins, as with spark-submit.
@@ -188,6 +252,46 @@ class Session:
 
     def newSession(self) -> Session:
         return self
+
+    # ---------------------------------------------------------- tags and interrupting
+
+    def addTag(self, tag: str) -> None:
+        """Tag every operation this thread starts in this session with `tag`, for `interruptTag`.
+
+        >>> spark.addTag("nightly"); spark.getTags()
+        {'nightly'}
+        """
+        self._context.scheduler.jobs.local.tags.add(check_tag(tag))
+
+    def removeTag(self, tag: str) -> None:
+        """Stop tagging this thread's operations with `tag` (nothing if it was not added)."""
+        self._context.scheduler.jobs.local.tags.discard(check_tag(tag))
+
+    def getTags(self) -> set[str]:
+        """The tags this thread's operations get."""
+        return set(self._context.scheduler.jobs.local.tags)
+
+    def clearTags(self) -> None:
+        """Clear this thread's operation tags."""
+        self._context.scheduler.jobs.local.tags.clear()
+
+    def interruptTag(self, tag: str) -> list[str]:
+        """Cancel the running operations tagged `tag`; their ids. Each raises `JobCancelledError` in the
+        thread that started it; a Python UDF they were running is stopped (its worker process killed)."""
+        return self._context.scheduler.jobs.cancel_tag(check_tag(tag))
+
+    def interruptAll(self) -> list[str]:
+        """Cancel every running operation of this session; their ids."""
+        return self._context.scheduler.jobs.cancel_all()
+
+    def interruptOperation(self, op_id: str) -> list[str]:
+        """Cancel the running operation `op_id` (a job id, as `interruptAll` returns them); a list of it,
+        or empty if it is not running."""
+        try:
+            job_id = int(op_id)
+        except ValueError:
+            return []
+        return self._context.scheduler.jobs.cancel_job(job_id, f"by interruptOperation({op_id})")
 
     def stop(self) -> None:
         with _lock:

@@ -16,6 +16,7 @@ ALIASES = {
     "spark.app.name": "quiver.app.name",
     "spark.sql.repl.eagerEval.maxNumRows": "quiver.sql.repl.eagerEval.maxNumRows",
     "spark.sql.repl.eagerEval.truncate": "quiver.sql.repl.eagerEval.truncate",
+    "spark.executor.pyspark.memory": "quiver.python.worker.memory",
 }
 # Hadoop's S3A keys, as Spark users set them (with or without `spark.hadoop.`), name Quiver's S3 settings.
 _S3A_KEYS = {"endpoint": "endpoint", "access.key": "accessKey", "secret.key": "secretKey",
@@ -47,6 +48,10 @@ DEFAULTS: dict[str, str] = {
     "quiver.ui.progress.delayMs": "500",
     # where explain(mode="graph") writes its quiver-plan-<N>.png pictures
     "quiver.ui.graphDir": ".",
+    # Python UDFs and mapInPandas/mapInArrow functions run on the task's thread instead of in worker processes
+    "quiver.python.udf.inProcess": "false",
+    # bytes a Python worker's address space may grow by past its imports; -1: unbounded
+    "quiver.python.worker.memory": "-1",
 }
 
 PLACEMENT_MODES = ("cost", "cpu", "gpu", "npu")
@@ -128,6 +133,8 @@ _VALIDATORS = {
     "quiver.sql.repl.eagerEval.maxNumRows": parse_non_negative_int,
     "quiver.sql.repl.eagerEval.truncate": parse_non_negative_int,
     "quiver.ui.progress.delayMs": parse_non_negative_int,
+    "quiver.python.udf.inProcess": parse_bool,
+    "quiver.python.worker.memory": parse_size,
 }
 
 
@@ -180,6 +187,15 @@ class RuntimeConfig:
     def ansi_enabled(self) -> bool:
         """ANSI mode, on by default as in Spark 4: its type coercion, and errors instead of NULL or wrapped values."""
         return str(self.get("quiver.sql.ansi.enabled")).strip().lower() == "true"
+
+    def python_udf_in_process(self) -> bool:
+        """Whether user Python code runs on the task's thread rather than in a Python worker process."""
+        return parse_bool("quiver.python.udf.inProcess", self.get("quiver.python.udf.inProcess")) == "true"
+
+    def python_worker_memory(self) -> int:
+        """Bytes a Python worker may allocate past its imports (RLIMIT_AS), or -1 for no bound."""
+        size = parse_size("quiver.python.worker.memory", self.get("quiver.python.worker.memory"))
+        return size if size >= 0 else -1
 
     def max_failures(self) -> int:
         return parse_positive_int("quiver.task.maxFailures", self.get("quiver.task.maxFailures"))

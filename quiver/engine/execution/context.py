@@ -11,7 +11,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+from collections.abc import Callable, Iterator
 from typing import Any
+
+import pyarrow as pa
 
 from quiver.engine.core.conf import RuntimeConfig
 from quiver.engine.core.errors import ConfigurationError
@@ -24,9 +27,10 @@ from quiver.engine.execution.scheduler import DAGScheduler, JobMetrics
 from quiver.executors.base import Executor
 from quiver.executors.blocks import BlockStore
 from quiver.executors.cpu.executor import CpuExecutor
+from quiver.executors.cpu.worker_pool import WORKERS, WorkerSettings
 from quiver.planners.physical.nodes import PhysicalPlan
 from quiver.planners.placement import Candidate, StagePlacement, device_paths, place_stage
-from quiver.planners.stages import Stage
+from quiver.planners.stages import Stage, StageGraph
 
 log = logging.getLogger("quiver.placement")
 
@@ -75,10 +79,25 @@ class ExecutionContext:
         """How many tasks run at once: the local threads, or the Ray cluster's CPUs."""
         return self.runtime.parallelism
 
+    def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], Any],
+                ansi: bool = False) -> list[Any]:
+        """Run one job on the scheduler, with user Python code where `quiver.python.*` says, in the query's
+        ANSI mode."""
+        self.configure_python_workers()
+        return self.scheduler.run_job(graph, result_task, ansi=ansi)
+
+    def configure_python_workers(self) -> None:
+        """User Python code runs in worker processes (local masters), unless `quiver.python.udf.inProcess`;
+        on Ray it runs in the Ray worker, already a process of its own."""
+        in_workers = isinstance(self.runtime, LocalRuntime) and not self.conf.python_udf_in_process()
+        WORKERS.configure(in_workers, WorkerSettings(self.conf.python_worker_memory()))
+
     def shutdown(self) -> None:
-        """Free the cache and stop the runtime."""
+        """Cancel running jobs, free the cache, stop the runtime and the Python workers."""
+        self.scheduler.jobs.cancel_all("because SparkContext was shut down")
         self.cache.clear()
         self.runtime.shutdown()
+        WORKERS.shutdown()
 
     # ---------------------------------------------------------- devices and placement
 

@@ -307,7 +307,7 @@ class QueryExecution:
             # placement, which the scheduler asks stage by stage, sees the mode too (device kernels decline
             # what ANSI mode checks on the CPU)
             with running_ansi(ansi):
-                return self.context.scheduler.run_job(self.stages, result_task, ansi=ansi)
+                return self.context.run_job(self.stages, result_task, ansi=ansi)
         finally:
             self.release()
 

@@ -11,6 +11,9 @@ this file is the same for every runtime. Failures are handled here, as Spark doe
 - A task that cannot read its input blocks because the worker or node holding them died
   (`BlocksLost`, a fetch failure) has the producing tasks of the missing blocks run again
   from lineage (recursively, where their own inputs are gone too), then runs again.
+- A cancelled job (its job group, a tag, all jobs: jobs.py) stops its tasks, is not retried, and
+  raises `JobCancelledError` in the thread that ran the action; Ctrl-C during an action cancels
+  the job the same way, then the `KeyboardInterrupt` goes on.
 
 Shuffle blocks are freed as soon as every stage that reads them has finished. A rerun
 cannot duplicate output: a map task's blocks replace any earlier attempt's under the same
@@ -29,6 +32,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from quiver.engine.core.errors import AnalysisException, SparkRuntimeException, TaskFailedError
+from quiver.engine.execution.jobs import JobCancelledError, JobGroups
 from quiver.engine.execution.runtime.base import Runtime
 from quiver.engine.execution.tasks import (
     BlocksLost,
@@ -44,6 +48,7 @@ from quiver.engine.execution.tasks import (
 )
 from quiver.executors.base import DeviceFallback, Executor
 from quiver.executors.blocks import BlockId, BlockStore
+from quiver.executors.cancellation import Cancellation, TaskCancelled
 from quiver.executors.cpu.shuffle import UNCUT, range_bounds
 from quiver.planners.physical.nodes import RangePartitioning
 from quiver.planners.stages import Stage, StageGraph
@@ -167,6 +172,8 @@ class _Job:
     done: dict[int, set[int]] = field(default_factory=dict)
     # The query's ANSI mode, which every task of the job carries.
     ansi: bool = False
+    # Set when the job is cancelled: its tasks watch it.
+    cancel: Cancellation = field(default_factory=Cancellation)
 
 
 class DAGScheduler:
@@ -187,6 +194,8 @@ class DAGScheduler:
         self.last_job: JobMetrics | None = None
         # Told of each job, stage and task as they run: progress displays.
         self.listeners: list[JobListener] = []
+        # The job group and tags each thread gives its jobs, and the running jobs, for cancelling them.
+        self.jobs = JobGroups()
 
     @property
     def store(self) -> BlockStore:
@@ -208,6 +217,7 @@ class DAGScheduler:
                    ansi=ansi)
         started = time.perf_counter()
         readers_left = {s.id: sum(1 for t in graph.stages if s.id in t.parents) for s in graph.stages}
+        job.cancel = self.jobs.start(job_id).token
         self._tell("on_job_start", job.metrics)
         try:
             for stage in graph.stages[:-1]:
@@ -222,9 +232,12 @@ class DAGScheduler:
             self._tell("on_stage_end", job.metrics, metrics)
             return out
         except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                job.cancel.cancel("because the driver was interrupted")
             job.metrics.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             raise
         finally:
+            self.jobs.finish(job_id)
             self.store.drop_namespace(job.namespace)
             job.metrics.seconds = time.perf_counter() - started
             self.last_job = job.metrics
@@ -313,9 +326,12 @@ class DAGScheduler:
                 job.producers[block] = spec
         pending = list(enumerate(specs))
         while pending:
+            self._check_cancelled(job)
             batch = [s for _, s in pending]
             outcomes = self.runtime.run_tasks(batch,
-                                              lambda k, outcome, batch=batch: self._task_ended(batch[k], outcome, job))
+                                              lambda k, outcome, batch=batch: self._task_ended(batch[k], outcome, job),
+                                              job.cancel)
+            self._check_cancelled(job)
             retry: list[tuple[int, TaskSpec]] = []
             for (i, spec), outcome in zip(pending, outcomes):
                 error = outcome.error
@@ -352,6 +368,8 @@ class DAGScheduler:
         again = replace(spec, attempt=spec.attempt + 1)
         if isinstance(error, (AnalysisException, SparkRuntimeException)):
             raise error  # the query's own fault (a bad value under ANSI mode, say): every attempt would meet it
+        if isinstance(error, TaskCancelled):
+            self._check_cancelled(job)
         if isinstance(error, BlocksLost):
             recomputes[i] += 1
             if recomputes[i] > self.max_failures:
@@ -395,6 +413,11 @@ class DAGScheduler:
             if metrics is not None:
                 metrics.recomputed += 1
         self._run_specs([replace(s, attempt=s.attempt + 1) for s in producers.values()], job)
+
+    @staticmethod
+    def _check_cancelled(job: _Job) -> None:
+        if job.cancel.cancelled:
+            raise JobCancelledError(job.id, job.cancel.reason)
 
     @staticmethod
     def _failed(spec: TaskSpec, attempts: int, error: BaseException, what: str) -> TaskFailedError:

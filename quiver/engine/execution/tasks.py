@@ -20,6 +20,7 @@ from quiver.engine.core.ansi import running_ansi
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.base import TaskContext
 from quiver.executors.blocks import BlockId, BlockReader
+from quiver.executors.cancellation import check_cancelled
 from quiver.executors.cpu.shuffle import cut_by_range, output_partitions, partition_blocks
 from quiver.planners.physical.nodes import (
     CachedExec,
@@ -154,8 +155,10 @@ class StageTask:
 
 
 def _counted(batches: Iterator[pa.RecordBatch], metrics: dict) -> Iterator[pa.RecordBatch]:
-    """The batches unchanged, adding their rows and bytes to `metrics` as they pass."""
+    """The batches unchanged, adding their rows and bytes to `metrics` as they pass; a task whose job
+    was cancelled stops at the next batch."""
     for batch in batches:
+        check_cancelled()
         metrics["rows"] += batch.num_rows
         metrics["bytes"] += batch.nbytes
         yield batch

@@ -9,19 +9,46 @@ missing, unexpected or mistyped column fails the task with an error that names i
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
 from quiver.engine.core.errors import PythonException
 from quiver.engine.core.expressions import AttributeRef
+from quiver.executors.cpu.worker_pool import WORKERS
+
+
+@dataclass(frozen=True)
+class MapFunction:
+    """What running mapInArrow / mapInPandas needs, without the plan around it: picklable into a worker."""
+
+    function: Any
+    kind: str
+    inputs: tuple[AttributeRef, ...]
+    attributes: tuple[AttributeRef, ...]
+
+    @property
+    def method(self) -> str:
+        return "mapInArrow" if self.kind == "arrow" else "mapInPandas"
+
+    @property
+    def name(self) -> str:
+        return getattr(self.function, "__name__", type(self.function).__name__)
 
 
 def map_partition(plan: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Run `plan.function` over `batches` (internal column names) and yield its checked output."""
-    method = "mapInArrow" if plan.kind == "arrow" else "mapInPandas"
-    name = getattr(plan.function, "__name__", type(plan.function).__name__)
-    child = plan.child.output
+    """Run `plan.function` over `batches` (internal column names) and yield its checked output: in a
+    Python worker process (worker_pool.py) when the session runs user code there, else on this thread."""
+    spec = MapFunction(plan.function, plan.kind, tuple(plan.child.output), tuple(plan.attributes))
+    if not WORKERS.enabled:
+        return map_in_process(spec, batches)
+    return WORKERS.stream("map", plan, lambda: spec, f"the function {spec.name} given to {spec.method}", batches)
+
+
+def map_in_process(spec: MapFunction, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """`spec.function` over `batches`, on this thread."""
+    method, name, child = spec.method, spec.name, spec.inputs
     schema = pa.schema([pa.field(a.name, a.dtype.to_arrow()) for a in child])
     upstream: list[BaseException] = []
 
@@ -29,7 +56,7 @@ def map_partition(plan: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
         try:
             for b in batches:
                 batch = pa.RecordBatch.from_arrays([b.column(a.internal_name) for a in child], schema=schema)
-                yield batch.to_pandas() if plan.kind == "pandas" else batch
+                yield batch.to_pandas() if spec.kind == "pandas" else batch
         except BaseException as exc:
             upstream.append(exc)  # an error of the operators below: passed on as it is, not blamed on the function
             raise
@@ -44,13 +71,13 @@ def map_partition(plan: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
         return PythonException(f"{where} raised {type(exc).__name__}: {exc}")
 
     try:
-        produced = iter(_checked_iterable(plan.function(inputs()), plan.kind, where))
+        produced = iter(_checked_iterable(spec.function(inputs()), spec.kind, where))
     except Exception as exc:  # noqa: BLE001
         error = blamed(exc)
         if error is exc:
             raise
         raise error from exc
-    names = [a.internal_name for a in plan.attributes]
+    names = [a.internal_name for a in spec.attributes]
     while True:
         try:
             out = next(produced)
@@ -61,7 +88,7 @@ def map_partition(plan: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
             if error is exc:
                 raise
             raise error from exc
-        for arrays in _conformed(out, plan.kind, plan.attributes, where):
+        for arrays in _conformed(out, spec.kind, spec.attributes, where):
             if arrays and len(arrays[0]):
                 yield pa.RecordBatch.from_arrays(arrays, names=names)
 

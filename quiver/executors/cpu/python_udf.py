@@ -5,13 +5,16 @@ map), and its results are converted to the declared type as PySpark converts a p
 value the type cannot hold becomes null (a str for an int UDF, an int for a double UDF), an int too
 wide for a narrower integer type wraps, and a string UDF takes any value's text. A pandas UDF is
 called once per batch on Series; a numba UDF is compiled per argument signature (numba_udf.py).
-Whatever the user's code raises fails the task with a `PythonException` naming the UDF.
+Whatever the user's code raises fails the task with a `PythonException` naming the UDF. Row and
+pandas UDFs run in a Python worker process when the session says so (worker_pool.py), with this same
+evaluation inside the worker; numba UDFs always run on the task's thread.
 """
 from __future__ import annotations
 
 import datetime as dt
 import decimal
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -21,27 +24,54 @@ from quiver.engine.core.errors import PythonException
 from quiver.engine.core.expressions import PythonUDF, format_double
 from quiver.engine.core.row import Row
 from quiver.executors.cpu.numba_udf import evaluate_numba
+from quiver.executors.cpu.worker_pool import WORKERS
+
+
+@dataclass(frozen=True)
+class UdfCall:
+    """What calling a row or pandas UDF needs, without the plan around it: picklable into a worker."""
+
+    name: str
+    kind: str
+    func: Callable
+    return_type: T.DataType
+    arg_types: tuple[T.DataType, ...]
 
 
 def evaluate_python_udf(expr: PythonUDF, args: list[pa.Array], num_rows: int) -> pa.Array:
-    """The UDF's result column over one batch whose argument columns are `args`."""
-    out_type = expr.return_type.to_arrow()
-    if expr.kind == "row":
-        return _row_udf(expr, args, num_rows, out_type)
-    if expr.kind in ("pandas", "pandas_iter"):
-        return _pandas_udf(expr, args, num_rows, out_type)
+    """The UDF's result column over one batch whose argument columns are `args`: in a Python worker
+    process (worker_pool.py) when the session runs UDFs there, else on this thread."""
     if expr.kind == "numba":
-        return evaluate_numba(expr.name, expr.function._numba(), args, out_type)
-    raise PythonException(f"UDF {expr.name} has unknown kind {expr.kind!r}")
+        return evaluate_numba(expr.name, expr.function._numba(), args, expr.return_type.to_arrow())
+    if expr.kind not in ("row", "pandas", "pandas_iter"):
+        raise PythonException(f"UDF {expr.name} has unknown kind {expr.kind!r}")
+    if not WORKERS.enabled:
+        return evaluate_in_process(_udf_call(expr), args, num_rows)
+    what = f"Python UDF {expr.name}" if expr.kind == "row" else f"pandas_udf {expr.name}"
+    batch = (pa.RecordBatch.from_arrays(args, names=[str(i) for i in range(len(args))]),) if args else ()
+    _, out = WORKERS.call("udf", expr, lambda: _udf_call(expr), what, (num_rows,), batch)
+    return out[0].column(0)
+
+
+def _udf_call(expr: PythonUDF) -> UdfCall:
+    return UdfCall(expr.name, expr.kind, expr.function.func, expr.return_type, tuple(a.dtype for a in expr.args))
+
+
+def evaluate_in_process(call: UdfCall, args: list[pa.Array], num_rows: int) -> pa.Array:
+    """A row or pandas UDF's result column over one batch, computed on this thread."""
+    out_type = call.return_type.to_arrow()
+    if call.kind == "row":
+        return _row_udf(call, args, num_rows, out_type)
+    return _pandas_udf(call, args, num_rows, out_type)
 
 
 # ---------------------------------------------------------------- row at a time
 
 
-def _row_udf(expr: PythonUDF, args: list[pa.Array], num_rows: int, out_type: pa.DataType) -> pa.Array:
-    fn = expr.function.func
-    convert = python_converter(expr.return_type)
-    columns = [python_values(a, e.dtype) for a, e in zip(args, expr.args)]
+def _row_udf(call: UdfCall, args: list[pa.Array], num_rows: int, out_type: pa.DataType) -> pa.Array:
+    fn = call.func
+    convert = python_converter(call.return_type)
+    columns = [python_values(a, t) for a, t in zip(args, call.arg_types)]
     rows = zip(*columns) if columns else (() for _ in range(num_rows))
     out = []
     for row in rows:
@@ -49,7 +79,7 @@ def _row_udf(expr: PythonUDF, args: list[pa.Array], num_rows: int, out_type: pa.
             value = fn(*row)
         except Exception as exc:  # noqa: BLE001 — the user's error fails the task, named and chained
             raise PythonException(
-                f"Python UDF {expr.name} raised {type(exc).__name__}: {exc} (called on {_shown(row)})") from exc
+                f"Python UDF {call.name} raised {type(exc).__name__}: {exc} (called on {_shown(row)})") from exc
         out.append(convert(value))
     return to_arrow(out, out_type)
 
@@ -234,10 +264,10 @@ def _struct_converter(dtype: T.StructType) -> Callable[[Any], Any]:
 # ---------------------------------------------------------------- pandas, once per batch
 
 
-def _pandas_udf(expr: PythonUDF, args: list[pa.Array], num_rows: int, out_type: pa.DataType) -> pa.Array:
+def _pandas_udf(expr: UdfCall, args: list[pa.Array], num_rows: int, out_type: pa.DataType) -> pa.Array:
     import pandas as pd
 
-    fn = expr.function.func
+    fn = expr.func
     series = [a.to_pandas() for a in args]
     try:
         if expr.kind == "pandas":

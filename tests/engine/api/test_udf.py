@@ -32,6 +32,15 @@ def df(spark):
 
 
 @pytest.fixture
+def in_process(spark):
+    """UDFs run on the task's thread: a test that watches calls through a list in this process needs
+    that, since in a Python worker (the default, as in PySpark) the calls append to the worker's copy."""
+    spark.conf.set("quiver.python.udf.inProcess", "true")
+    yield
+    spark.conf.unset("quiver.python.udf.inProcess")
+
+
+@pytest.fixture
 def one_attempt(spark):
     """Failing tasks fail at once instead of being retried (the default retries 4 times)."""
     previous = spark.conf.get("spark.task.maxFailures")
@@ -55,7 +64,7 @@ def physical(frame) -> P.PhysicalPlan:
 # ---------------------------------------------------------------- row UDFs
 
 
-def test_udf_gets_python_values_and_none_for_null(df):
+def test_udf_gets_python_values_and_none_for_null(df, in_process):
     seen = []
 
     def describe(x, s):
@@ -180,7 +189,7 @@ def test_exception_fails_the_task_naming_the_udf(df, one_attempt):
     assert isinstance(err.__cause__.__cause__, ZeroDivisionError)
 
 
-def test_udf_is_never_evaluated_at_planning_time(df):
+def test_udf_is_never_evaluated_at_planning_time(df, in_process):
     calls = []
 
     def tracked(x):

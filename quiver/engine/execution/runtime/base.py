@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from quiver.engine.execution.tasks import TaskSpec
 from quiver.executors.blocks import BlockStore
+from quiver.executors.cancellation import Cancellation
 
 
 @dataclass
@@ -43,10 +44,13 @@ class Runtime(Protocol):
     # Whether blocks are serialized out of the producing process (Ray), so each must own its buffers.
     blocks_leave_process: bool
 
-    def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None) -> list[TaskOutcome]:
+    def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None,
+                  cancel: Cancellation | None = None) -> list[TaskOutcome]:
         """Run every task once; the outcomes in order. A task's output blocks are in `store` once it succeeds.
 
-        `on_outcome` is called in the caller's thread as each task ends, for live progress."""
+        `on_outcome` is called in the caller's thread as each task ends, for live progress. Once `cancel`
+        is set, the tasks are stopped (within about a second) and those that did not finish end with
+        `TaskCancelled`; an interrupt (Ctrl-C) while waiting sets `cancel` and is raised again."""
 
     def inventory(self) -> dict[str, float]:
         """Devices and CPUs the runtime's workers have in all: {"CPU": n, "GPU": g, "NPU": k}."""

@@ -1,7 +1,9 @@
 """The embedded runtime: a pool of N worker threads for `local[N]`.
 
 Arrow kernels release the GIL, so threads run partitions in parallel; blocks stay the
-producer's batches, held by reference in one `InProcessBlockStore`.
+producer's batches, held by reference in one `InProcessBlockStore`. A thread cannot be stopped
+from outside, so a cancelled job's tasks stop themselves: they see their token between batches,
+and user Python code runs in worker processes that cancellation kills (executors/cpu/worker_pool.py).
 """
 from __future__ import annotations
 
@@ -9,11 +11,15 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from quiver.engine.execution.runtime.base import OnOutcome, TaskOutcome
 from quiver.engine.execution.tasks import TaskSpec
 from quiver.executors.blocks import InProcessBlockStore
+from quiver.executors.cancellation import Cancellation, TaskCancelled, cancellable
+
+# How long a cancelled job's running tasks get to stop before the runtime stops waiting for them.
+CANCEL_GRACE_S = 3.0
 
 
 class LocalRuntime:
@@ -24,30 +30,68 @@ class LocalRuntime:
     def __init__(self, parallelism: int):
         self.parallelism = max(1, parallelism)
         self.store = InProcessBlockStore()
-        self._pool = ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="quiver-task")
+        self._pool = self._new_pool()
 
-    def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None) -> list[TaskOutcome]:
+    def _new_pool(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="quiver-task")
+
+    def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None,
+                  cancel: Cancellation | None = None) -> list[TaskOutcome]:
         outcomes: list[TaskOutcome | None] = [None] * len(tasks)
         if len(tasks) == 1 or self.parallelism == 1:
             for i, task in enumerate(tasks):
-                outcomes[i] = self._run(task)
+                outcomes[i] = self._run(task, cancel)
                 if on_outcome is not None:
                     on_outcome(i, outcomes[i])
             return outcomes
-        futures = {self._pool.submit(self._run, t): i for i, t in enumerate(tasks)}
-        for future in as_completed(futures):
-            i = futures[future]
-            outcomes[i] = future.result()
-            if on_outcome is not None:
-                on_outcome(i, outcomes[i])
+        futures = {self._pool.submit(self._run, t, cancel): i for i, t in enumerate(tasks)}
+        pending = set(futures)
+        try:
+            while pending:
+                # Wake up now and then to see a cancellation even while every task is still running.
+                done, pending = wait(pending, timeout=0.1 if cancel is not None else None,
+                                     return_when=FIRST_COMPLETED)
+                for future in done:
+                    i = futures[future]
+                    outcomes[i] = future.result()
+                    if on_outcome is not None:
+                        on_outcome(i, outcomes[i])
+                if pending and cancel is not None and cancel.cancelled:
+                    self._stop(pending)
+                    for future in pending:
+                        i = futures[future]
+                        outcomes[i] = future.result() if future.done() and not future.cancelled() else \
+                            TaskOutcome(error=TaskCancelled(f"task cancelled: {cancel.reason}"))
+                    break
+        except BaseException:
+            # Ctrl-C (or a listener's error) in the driver: the job's tasks stop before the error goes on,
+            # so no task keeps running and the next job finds the workers free.
+            if cancel is not None:
+                cancel.cancel("because the driver was interrupted")
+            self._stop(pending)
+            raise
         return outcomes
 
-    def _run(self, task: TaskSpec) -> TaskOutcome:
+    def _stop(self, pending: set[Future]) -> None:
+        """Drop tasks not started, give running ones CANCEL_GRACE_S to stop (their token is set), and
+        replace the thread pool if some do not, so they cannot hold up the next job."""
+        for future in pending:
+            future.cancel()
+        _, stuck = wait(pending, timeout=CANCEL_GRACE_S)
+        if stuck:
+            old, self._pool = self._pool, self._new_pool()
+            old.shutdown(wait=False, cancel_futures=True)
+
+    def _run(self, task: TaskSpec, cancel: Cancellation | None = None) -> TaskOutcome:
         worker = threading.current_thread().name
         worker = "driver" if worker == "MainThread" else worker
         started = time.time()
+        if cancel is not None and cancel.cancelled:
+            return TaskOutcome(error=TaskCancelled(f"task cancelled: {cancel.reason}"), worker=worker,
+                               started=started)
         try:
-            run = task.run(self.reader(task))
+            with cancellable(cancel):
+                run = task.run(self.reader(task))
         except Exception as exc:  # noqa: BLE001 — the scheduler decides what a failure means
             return TaskOutcome(error=exc, worker=worker, started=started)
         for block, batches in zip(task.outputs, run.blocks):

@@ -32,8 +32,12 @@ from quiver.engine.core.errors import ConfigurationError
 from quiver.engine.execution.runtime.base import OnOutcome, TaskOutcome
 from quiver.engine.execution.tasks import BlocksLost, InputBlocks, TaskSpec
 from quiver.executors.blocks import BlockId
+from quiver.executors.cancellation import Cancellation, TaskCancelled
 
 log = logging.getLogger("quiver.ray")
+
+# How long cancelled Ray tasks get to stop on an interrupt before their workers are killed.
+CANCEL_GRACE_S = 2.0
 
 # Loopback only: a Ray this runtime starts listens on 127.0.0.1 (set before ray is imported).
 _LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -246,7 +250,8 @@ class RayRuntime:
 
     # ---------------------------------------------------------- tasks
 
-    def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None) -> list[TaskOutcome]:
+    def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None,
+                  cancel: Cancellation | None = None) -> list[TaskOutcome]:
         ray = self._ray
         bodies: dict[int, Any] = {}
         outcomes: list[TaskOutcome | None] = [None] * len(tasks)
@@ -254,6 +259,9 @@ class RayRuntime:
         available = self._device_resources()
         submitted_at = time.time()
         for i, spec in enumerate(tasks):
+            if cancel is not None and cancel.cancelled:
+                outcomes[i] = TaskOutcome(error=TaskCancelled(f"task cancelled: {cancel.reason}"))
+                continue
             missing = tuple(b for b in spec.inputs if not self.store.contains(b))
             if missing:
                 outcomes[i] = TaskOutcome(error=BlocksLost(missing, "no longer in the object store"))
@@ -271,15 +279,49 @@ class RayRuntime:
             for i, outcome in enumerate(outcomes):
                 if outcome is not None:
                     on_outcome(i, outcome)
-        while running:
-            first, rest = ray.wait(list(running), num_returns=1)
-            done = first + (ray.wait(rest, num_returns=len(rest), timeout=0)[0] if rest else [])
-            for meta_ref in done:
-                i, spec, block_refs = running.pop(meta_ref)
-                outcomes[i] = self._outcome(spec, meta_ref, block_refs, submitted_at)
-                if on_outcome is not None:
-                    on_outcome(i, outcomes[i])
+        try:
+            while running:
+                # Wake up now and then to see a cancellation even while every task is still running.
+                first, rest = ray.wait(list(running), num_returns=1, timeout=0.2 if cancel is not None else None)
+                done = first + (ray.wait(rest, num_returns=len(rest), timeout=0)[0] if first and rest else [])
+                for meta_ref in done:
+                    i, spec, block_refs = running.pop(meta_ref)
+                    outcomes[i] = self._outcome(spec, meta_ref, block_refs, submitted_at)
+                    if on_outcome is not None:
+                        on_outcome(i, outcomes[i])
+                if running and cancel is not None and cancel.cancelled:
+                    self._stop(running)
+                    for i, _, _ in running.values():
+                        outcomes[i] = TaskOutcome(error=TaskCancelled(f"task cancelled: {cancel.reason}"),
+                                                  started=submitted_at)
+                    break
+        except BaseException:
+            # Ctrl-C in the driver: the job's Ray tasks are cancelled before the error goes on.
+            if cancel is not None:
+                cancel.cancel("because the driver was interrupted")
+            self._stop(running)
+            raise
         return outcomes
+
+    def _stop(self, running: dict[Any, tuple[int, TaskSpec, list[Any]]]) -> None:
+        """Cancel running Ray tasks: an interrupt in the task first (it stops a task in Python code, even
+        sleeping), then, for those still running after CANCEL_GRACE_S, their worker process killed (a task
+        stuck in native code)."""
+        ray = self._ray
+        refs = list(running)
+        for ref in refs:
+            try:
+                ray.cancel(ref, force=False)
+            except Exception:  # noqa: BLE001 — a task that just ended cannot be cancelled
+                pass
+        if not refs:
+            return
+        _, stuck = ray.wait(refs, num_returns=len(refs), timeout=CANCEL_GRACE_S)
+        for ref in stuck:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001
+                pass
 
     def _outcome(self, spec: TaskSpec, meta_ref: Any, block_refs: list[Any], submitted_at: float) -> TaskOutcome:
         ray = self._ray

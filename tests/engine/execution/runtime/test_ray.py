@@ -126,9 +126,9 @@ def test_blocks_are_freed_once_no_later_stage_needs_them(rspark, monkeypatch):
     seen = []
     original = runtime.run_tasks
 
-    def recording(tasks, on_outcome=None):
+    def recording(tasks, on_outcome=None, cancel=None):
         seen.append((tasks[0].stage_id, sorted({b.stage for b in runtime.store._refs if b.namespace != "cache"})))
-        return original(tasks, on_outcome)
+        return original(tasks, on_outcome, cancel)
 
     monkeypatch.setattr(runtime, "run_tasks", recording)
     rows = rspark.range(0, 3000, numPartitions=3).withColumn("k", F.col("id") % 5) \

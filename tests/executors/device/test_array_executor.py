@@ -117,3 +117,20 @@ def test_a_cached_result_and_a_written_file_hold_each_row_once(spark, conf_overr
         df.write.parquet(str(tmp_path / "out"))
         assert _fallbacks(spark) == (0 if extreme is None else 1)
     assert sorted(spark.read.parquet(str(tmp_path / "out")).collect()) == want
+
+
+def test_a_bigint_sum_under_ansi_runs_on_the_gpu_and_an_overflow_still_raises(spark, conf_override):
+    small = spark.createDataFrame(pa.table({"g": [i % 3 for i in range(300)], "v": list(range(300))}))
+    query = small.groupBy("g").agg(F.sum("v").alias("s")).orderBy("g")
+    want = query.toArrow()
+    with on_emulated_gpu(spark, conf_override):
+        got = query.toArrow()
+        assert {"HashAggregate(partial)", "HashAggregate(final)"} <= set(_aggregates_on_gpu(spark))
+        assert _fallbacks(spark) == 0
+    assert got.equals(want) and got.schema.field("s").type == pa.int64()
+
+    huge = spark.createDataFrame(pa.table({"v": [2**62, 2**62, 2**62]}))
+    with on_emulated_gpu(spark, conf_override), pytest.raises(Exception, match="ARITHMETIC_OVERFLOW"):
+        huge.agg(F.sum("v")).collect()
+    with on_emulated_gpu(spark, conf_override), conf_override({"spark.sql.ansi.enabled": "false"}):
+        assert huge.agg(F.sum("v")).collect()[0][0] == -(2**62)  # wraps as Java's long does

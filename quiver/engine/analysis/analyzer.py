@@ -7,7 +7,7 @@ tables that both have `id`) raises an ambiguity error that says how to qualify i
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
@@ -496,7 +496,7 @@ def _coerce_node(e: Expr) -> Expr:
     if isinstance(e, BinaryArithmetic):
         return _coerce_arithmetic(e)
     if isinstance(e, Comparison):
-        lt, rt = _comparison_types(e.left.dtype, e.right.dtype, e.sql())
+        lt, rt = _comparison_types(e.left.dtype, e.right.dtype, e.sql)
         return replace(e, left=_cast(e.left, lt), right=_cast(e.right, rt))
     if isinstance(e, (And, Or)):
         for side in (e.left, e.right):
@@ -512,7 +512,7 @@ def _coerce_node(e: Expr) -> Expr:
     if isinstance(e, In):
         target = e.child.dtype
         for v in e.values:
-            target, _ = _comparison_types(target, v.dtype, e.sql())
+            target, _ = _comparison_types(target, v.dtype, e.sql)
         return In(_cast(e.child, target), tuple(_cast(v, target) for v in e.values))
     if isinstance(e, CaseWhen):
         for c in e.conditions:
@@ -577,7 +577,9 @@ def _decimal_for_operand(e: Expr, t: T.DataType) -> T.DecimalType:
     return T.decimal_for_integral(t)
 
 
-def _comparison_types(a: T.DataType, b: T.DataType, where: str) -> tuple[T.DataType, T.DataType]:
+def _comparison_types(a: T.DataType, b: T.DataType, where: Callable[[], str]) -> tuple[T.DataType, T.DataType]:
+    """The types both sides of a comparison are cast to; `where` renders the comparison for an error only,
+    since rendering an IN list once per value made planning quadratic in its length."""
     if a == b:
         return a, b
     if isinstance(a, T.NullType):
@@ -592,11 +594,11 @@ def _comparison_types(a: T.DataType, b: T.DataType, where: str) -> tuple[T.DataT
     if isinstance(b, T.StringType):
         return a, a
     try:
-        c = wider_type(a, b, where)
+        c = wider_type(a, b, "a comparison")
         return c, c
     except AnalysisException:
         raise AnalysisException(
-            f"cannot compare {a.simpleString()} with {b.simpleString()} in {where}; cast one side first"
+            f"cannot compare {a.simpleString()} with {b.simpleString()} in {where()}; cast one side first"
         ) from None
 
 

@@ -10,8 +10,21 @@ from collections.abc import Iterable
 _ENGINE_DIRS = (os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep,)
 
 
+def _rebuild_error(cls: type[QuiverError], args: tuple[object, ...], state: dict[str, object]) -> QuiverError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
 class QuiverError(Exception):
     """Base of every error Quiver raises on purpose."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickle as the same type with the same attributes, whatever the subclass's `__init__` takes: an
+        error raised in a Ray worker or a UDF process reaches the driver as itself (Spark's error class,
+        SQLSTATE and parameters included), not as Ray's `UnserializableException`."""
+        return (_rebuild_error, (type(self), self.args, dict(self.__dict__)))
 
     def _render_traceback_(self) -> list[str]:
         """How IPython and Jupyter show this error: the user's own frames and the message, without the

@@ -98,6 +98,22 @@ def pyspark_engine() -> Engine:
     return _engines["pyspark"]
 
 
+def spark_connect_engine() -> Engine:
+    """A second reference: a Spark Connect client of Spark's own Connect server (connect_server.py), for
+    what Connect resolves differently from classic PySpark (a DataFrame's column after a self-join)."""
+    if "spark-connect" not in _engines:
+        from pyspark.sql import types as T
+        from pyspark.sql.connect import functions as F
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+        from pyspark.sql.connect.window import Window
+
+        from .connect_server import spark_connect_url
+
+        spark = ConnectSession.builder.remote(spark_connect_url(_CONF)).getOrCreate()
+        _engines["spark-connect"] = Engine("spark-connect", spark, F, T, Window)
+    return _engines["spark-connect"]
+
+
 def session_master() -> str:
     """The master the Quiver side runs on: local[2], or what QUIVER_TEST_MASTER names (`make test` runs
     the compat and e2e tests again with `ray`)."""
@@ -367,16 +383,17 @@ def _fmt_dtypes(dtypes: Iterable[tuple[str, str]]) -> str:
 def assert_same(program: Program, ordered: bool = False,
                 shuffle_partitions: Sequence[int] = (1, 3, 8),
                 sort_arrays: bool = False, rel_tol: float = 1e-9,
-                conf: dict[str, Any] | None = None) -> Result:
+                conf: dict[str, Any] | None = None, reference: Engine | None = None) -> Result:
     """Run ``program`` on PySpark once and on Quiver once per shuffle-partition count; compare.
 
     Checks ``df.columns``, ``df.dtypes`` and ``collect()`` rows (multisets unless ``ordered``;
     floats to ``rel_tol``; NaN == NaN; Row field names). ``sort_arrays`` sorts every array
     value before comparing (for ``collect_list``/``collect_set``). ``conf`` is set on both
-    sessions while the program runs (e.g. ``{"spark.sql.ansi.enabled": False}``).
-    Returns PySpark's result.
+    sessions while the program runs (e.g. ``{"spark.sql.ansi.enabled": False}``). ``reference`` is the
+    engine to compare with (classic PySpark unless given, e.g. ``spark_connect_engine()``).
+    Returns the reference's result.
     """
-    reference = pyspark_engine()
+    reference = reference or pyspark_engine()
     with session_conf(reference, conf):
         ref = capture(reference, program, sort_arrays)
     quiver = quiver_engine()
@@ -451,15 +468,15 @@ def assert_same_output(fn: Program, shuffle_partitions: Sequence[int] = (1, 3)) 
 
 
 def assert_both_raise(fn: Program, quiver_exc: type[BaseException] | tuple = Exception,
-                      match: Sequence[str] = ()) -> BaseException:
-    """``fn`` must raise on PySpark (any error) and raise ``quiver_exc`` on Quiver.
+                      match: Sequence[str] = (), reference: Engine | None = None) -> BaseException:
+    """``fn`` must raise on PySpark (any error; or on ``reference``) and raise ``quiver_exc`` on Quiver.
 
     Each string in ``match`` must appear (case-insensitively) in Quiver's message.
     Returns Quiver's exception for further checks.
     """
-    ref = pyspark_engine()
+    ref = reference or pyspark_engine()
     try:
-        ref.run(fn)
+        _collected(ref.run(fn))  # Spark Connect analyzes a DataFrame only when it runs
     except Exception as exc:  # noqa: BLE001 - any PySpark error will do
         ref_error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
     else:
@@ -470,7 +487,7 @@ def assert_both_raise(fn: Program, quiver_exc: type[BaseException] | tuple = Exc
 
         quiver_exc = (PySparkException, Exception)
     try:
-        returned = quiver.run(fn)
+        returned = _collected(quiver.run(fn))
     except quiver_exc as exc:  # noqa: B030 - the caller chooses the type
         message = str(exc).lower()
         if not quiver.name.startswith("pyspark"):
@@ -481,6 +498,12 @@ def assert_both_raise(fn: Program, quiver_exc: type[BaseException] | tuple = Exc
     shown = repr(normalize(returned))
     raise AssertionError(f"{fn.__name__}: PySpark raises ({ref_error}) but Quiver did not raise "
                          f"{quiver_exc}; it returned {shown[:500]}")
+
+
+def _collected(value: Any) -> Any:
+    """The rows of a DataFrame `value` (so that whatever its engine checks only when it runs is checked), else
+    `value`."""
+    return value.collect() if hasattr(value, "collect") and hasattr(value, "dtypes") else value
 
 
 def _error_of(engine: Engine, fn: Program, conf: dict[str, Any] | None) -> BaseException | None:

@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 
 from quiver.engine.analysis.catalog import active_catalog
+from quiver.engine.analysis.column_origins import has_column_origins, resolve_origins, unplaced_references
 from quiver.engine.analysis.functions.catalog import lookup
 from quiver.engine.analysis.generators import (
     check_no_nested_generator,
@@ -76,6 +77,9 @@ def analyze(plan: LogicalPlan) -> LogicalPlan:
 
 
 def _resolve_node(node: LogicalPlan) -> LogicalPlan:
+    if isinstance(node, Join):
+        return _resolve_join(node)
+    node = resolve_origins(node)
     if isinstance(node, Project):
         return _resolve_project(node)
     if isinstance(node, Filter):
@@ -86,8 +90,6 @@ def _resolve_node(node: LogicalPlan) -> LogicalPlan:
         return _resolve_aggregate(node)
     if isinstance(node, Sort):
         return _resolve_sort(node)
-    if isinstance(node, Join):
-        return _resolve_join(node)
     if isinstance(node, Union):
         return _resolve_union(node)
     if not node.resolved and node.children():
@@ -108,12 +110,12 @@ def _resolve_project(node: Project) -> LogicalPlan:
         expanded = tuple(_expand_stars(node.projections, node.child.output))
         return _resolve_project(lift_generator(node.child, expanded))
     if node.resolved and all(_is_named(p) for p in node.projections) and not any(
-            contains_aggregate(p) or contains_window(p) for p in node.projections):
+            contains_aggregate(p) or contains_window(p) for p in node.projections) and _inputs_hold_references(node):
         # Resolved is not coerced: `SELECT 7 / 2` arrives resolved and named, and still needs its casts.
         coerced = tuple(coerce(p) for p in node.projections)
         if coerced == node.projections:
             return node
-        return Project(node.child, coerced)
+        return replace(node, projections=coerced)
     inputs = node.child.output
     named = tuple(_named(e, inputs) for e in _expand_stars(node.projections, inputs))
     if any(contains_aggregate(e) for e in named):
@@ -121,6 +123,13 @@ def _resolve_project(node: Project) -> LogicalPlan:
     if any(contains_window(e) for e in named):
         return _extract_windows(node.child, named)
     return Project(node.child, named)
+
+
+def _inputs_hold_references(node: LogicalPlan) -> bool:
+    """Whether every attribute `node` refers to is one of its inputs' (a column taken from another DataFrame,
+    or from a self-join's renamed side, is not, and must be matched again)."""
+    inputs = {a.expr_id for c in node.children() for a in c.output}
+    return all(ref in inputs for e in node.expressions() for ref in e.references())
 
 
 def _extract_windows(child: LogicalPlan, projections: tuple[Expr, ...]) -> LogicalPlan:
@@ -249,32 +258,36 @@ def _as_sort_order(e: Expr) -> SortOrder:
 def _resolve_join(node: Join) -> LogicalPlan:
     left_ids = {a.expr_id for a in node.left.output}
     shared = left_ids & {a.expr_id for a in node.right.output}
-    if node.resolved and not shared:
+    if node.resolved and not shared and not has_column_origins(node):
         return node
-    right = node.right
     if shared:
-        bound = {e.expr_id for e in (node.condition.walk() if node.condition is not None else ())
-                 if isinstance(e, AttributeRef)}
-        if bound & shared:
-            raise AnalysisException(
-                "join condition is ambiguous: both sides come from the same DataFrame, so a column such as "
-                f"'{next(a.name for a in node.left.output if a.expr_id in bound & shared)}' could be either side. "
-                "Alias both sides (df.alias('a'), df2.alias('b')) and use F.col('a.x') == F.col('b.y')."
-            )
-        right = fresh_ids(right)
+        node = replace(node, right=fresh_ids(node.right, shared))
     if node.condition is None:
-        return replace(node, right=right)
-    cond = resolve_expression(node.condition, node.left.output + right.output)
+        return resolve_origins(node)
+    bound = unplaced_references(node) & shared
+    if bound:
+        raise AnalysisException(
+            "join condition is ambiguous: both sides come from the same DataFrame, so a column such as "
+            f"'{next(a.name for a in node.left.output if a.expr_id in bound)}' could be either side. "
+            "Alias both sides (df.alias('a'), df2.alias('b')) and use F.col('a.x') == F.col('b.y')."
+        )
+    node = resolve_origins(node)  # `df.k == df2.k` with df2 derived from df: each to its own side
+    assert node.condition is not None
+    cond = resolve_expression(node.condition, node.left.output + node.right.output)
     _expect_boolean(cond, "join condition")
-    return replace(node, right=right, condition=cond)
+    return replace(node, condition=cond)
 
 
-def fresh_ids(plan: LogicalPlan) -> LogicalPlan:
-    """Re-expose `plan`'s columns under new ids, so a self-join's sides are distinct."""
-    alias = plan.alias if isinstance(plan, SubqueryAlias) else None
+def fresh_ids(plan: LogicalPlan, ids: set[int] | None = None) -> LogicalPlan:
+    """Re-expose `plan`'s columns with the ids in `ids` (all when None) under new ids, so a self-join's sides are
+    distinct. The others keep their ids, so a column taken from the right side's DataFrame still finds it."""
     inner = plan.child if isinstance(plan, SubqueryAlias) else plan
-    renamed = Project(inner, tuple(Alias(a.with_qualifier(()), a.name, new_expr_id()) for a in inner.output))
-    return SubqueryAlias(renamed, alias) if alias else renamed
+    renamed = Project(inner, tuple(Alias(a.with_qualifier(()), a.name, new_expr_id())
+                                   if ids is None or a.expr_id in ids else a.with_qualifier(())
+                                   for a in inner.output), plan_id=inner.plan_id)
+    # The renamed copy stands for the DataFrame it renames (as Spark's deduplicated copy of a relation keeps its
+    # plan id), so a column taken from that DataFrame resolves to the renamed column.
+    return replace(plan, child=renamed) if isinstance(plan, SubqueryAlias) else renamed
 
 
 def _resolve_union(node: Union) -> LogicalPlan:

@@ -5,6 +5,7 @@ column name fails on the line that names it, as in PySpark; actions plan and run
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, overload
 
@@ -28,6 +29,7 @@ from quiver.engine.core.expressions import (
     BinaryArithmetic,
     CaseWhen,
     Cast,
+    ColumnOrigin,
     Comparison,
     Expr,
     IsNull,
@@ -38,6 +40,7 @@ from quiver.engine.core.expressions import (
     UnresolvedColumn,
     UnresolvedStar,
     conjoin,
+    transform_expr,
 )
 from quiver.engine.core.row import Row
 from quiver.engine.core.storage_level import StorageLevel
@@ -106,7 +109,7 @@ class DataFrame:
         if isinstance(item, str):
             return Column(self._resolve_column(item))
         if isinstance(item, int):
-            return Column(self._plan.output[item])
+            return Column(self._column_handle(self._plan.output[item]))
         if isinstance(item, Column):
             return self.filter(item)
         if isinstance(item, (list, tuple)):
@@ -126,7 +129,17 @@ class DataFrame:
             )
 
     def _resolve_column(self, name: str) -> Expr:
-        return resolve_name(UnresolvedColumn.parse(name).parts, self._plan.output)
+        """`df[name]`: the column resolved in this DataFrame, its attribute marked as taken from this DataFrame."""
+        found = resolve_name(UnresolvedColumn.parse(name).parts, self._plan.output)
+        return transform_expr(found, lambda e: self._column_handle(e) if isinstance(e, AttributeRef) else e)
+
+    def _column_handle(self, attribute: AttributeRef) -> AttributeRef:
+        """`attribute` of this DataFrame's output, marked with where it came from, so that used above a join
+        of frames derived from one another it resolves to this frame's side (see analyzer.resolve_origins)."""
+        ids = [a.expr_id for a in self._plan.output]
+        if self._plan.plan_id is None or attribute.expr_id not in ids:
+            return attribute
+        return dataclasses.replace(attribute, origin=ColumnOrigin(self._plan.plan_id, ids.index(attribute.expr_id)))
 
     # ---------------------------------------------------------- projections
 

@@ -6,6 +6,7 @@ the scheduler, the temp views and the cache.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -361,7 +362,7 @@ class Session:
 
     def _df(self, plan: L.LogicalPlan) -> DataFrame:
         with self._analysis():
-            return DataFrame(self, analyze(plan))
+            return DataFrame(self, dataclasses.replace(analyze(plan), plan_id=L.new_plan_id()))
 
     @contextmanager
     def _analysis(self) -> Iterator[None]:

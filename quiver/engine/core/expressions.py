@@ -139,6 +139,15 @@ class UnresolvedStar(Expr):
 
 
 @dataclass(frozen=True)
+class ColumnOrigin:
+    """Where a column taken from a DataFrame came from: the DataFrame's plan id and the column's position in
+    its output (Spark Connect's plan id and Spark's column position)."""
+
+    plan_id: int
+    position: int
+
+
+@dataclass(frozen=True)
 class AttributeRef(Expr):
     """A resolved column: a name, a type and the id that makes it unique within a plan."""
 
@@ -147,6 +156,9 @@ class AttributeRef(Expr):
     is_nullable: bool = True
     expr_id: int = 0
     qualifier: tuple[str, ...] = ()
+    origin: ColumnOrigin | None = field(default=None, compare=False, hash=False, repr=False, kw_only=True)
+    """An annotation: the DataFrame this column was taken from (`df.v`, `df["v"]`, `df[1]`), until the
+    analyzer has resolved it against the plan it is used in; None for every resolved attribute."""
 
     @property
     def resolved(self) -> bool:

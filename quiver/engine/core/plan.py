@@ -7,6 +7,7 @@ every node's `output` is a tuple of `AttributeRef`s with unique ids.
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -25,6 +26,13 @@ from quiver.engine.core.expressions import (
 )
 from quiver.engine.core.tree import TreeNode, map_members, members, node_fields, per_class
 
+_plan_ids = itertools.count(1)
+
+
+def new_plan_id() -> int:
+    """A process-wide unique id for a new DataFrame's plan (Spark Connect's plan_id)."""
+    return next(_plan_ids)
+
 
 @dataclass(frozen=True, eq=False)
 class LogicalPlan(TreeNode["LogicalPlan"]):
@@ -32,6 +40,11 @@ class LogicalPlan(TreeNode["LogicalPlan"]):
 
     # Fields of nodes that declare their output columns; they are not expressions to rewrite.
     output_fields: ClassVar[frozenset[str]] = frozenset({"attributes", "attribute"})
+
+    plan_id: int | None = field(default=None, compare=False, hash=False, repr=False, kw_only=True)
+    """An annotation: the DataFrame whose plan this node is the root of (None inside one). A column taken
+    from a DataFrame (`df.v`) names its DataFrame's plan id, so that after a self-join the analyzer finds
+    which side it came from, as Spark Connect resolves a column by its plan id."""
 
     estimate_cache: Any = field(default=None, init=False, compare=False, hash=False, repr=False)
     """What `planners.statistics.estimate` worked out for this node (rows, bytes, columns), kept

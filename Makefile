@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench venv clean
+.PHONY: demo test test-ray lint bench venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,9 @@ lint: $(STAMP)
 test: $(STAMP)
 	scripts/system-packages
 	$(PY) -m pytest tests
+
+# The compat and e2e suites again on a local Ray (about ten minutes): CI runs it after `make test`.
+test-ray: $(STAMP)
 	QUIVER_TEST_MASTER=ray $(PY) -m pytest tests/compat tests/e2e
 
 bench: $(STAMP)

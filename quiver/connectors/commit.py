@@ -49,6 +49,7 @@ import os
 import re
 import shutil
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -81,6 +82,10 @@ LEGACY_OLD_MARK = ".quiver-old-"
 # A staging folder whose job cannot be asked (another host, or no record) is swept after this long,
 # as S3A purges abandoned multipart uploads after a day (fs.s3a.multipart.purge.age).
 STALE_AFTER_S = 24 * 3600.0
+# Jobs this process is writing (setup done, neither committed nor aborted): a staging folder whose record
+# names this process and a job not among them was left by a job whose abort could not delete it.
+_RUNNING_JOBS: set[str] = set()
+_RUNNING_LOCK = threading.Lock()
 SNAPSHOT_TRIES = 20
 QUIVER_PART = re.compile(r"part-\d{5}-[0-9a-f]{32}\.c000.*")
 
@@ -446,6 +451,9 @@ class JobRecord:
         a job on another host counts as alive until `STALE_AFTER_S` after it started."""
         if self.host != socket.gethostname():
             return time.time() - self.started < STALE_AFTER_S
+        if self.pid == os.getpid() and self.pid_started == (_process_start(self.pid) or ""):
+            with _RUNNING_LOCK:
+                return self.job in _RUNNING_JOBS
         try:
             os.kill(self.pid, 0)
         except ProcessLookupError:
@@ -466,7 +474,10 @@ def _process_start(pid: int) -> str | None:
 
 
 def write_job_record(folder: OutputFolder, staging: str, job: str) -> None:
-    """Create the job's staging folder holding its `JobRecord`."""
+    """Create the job's staging folder holding its `JobRecord`; the job counts as running in this process
+    until `job_ended`."""
+    with _RUNNING_LOCK:
+        _RUNNING_JOBS.add(job)
     fault_point("setup.record")
     body = JobRecord.current(job).to_bytes()
     if isinstance(folder, ObjectFolder):
@@ -475,6 +486,13 @@ def write_job_record(folder: OutputFolder, staging: str, job: str) -> None:
     os.makedirs(staging)
     with open(os.path.join(staging, JOB_RECORD), "wb") as f:
         f.write(body)
+
+
+def job_ended(job: str) -> None:
+    """The job committed or aborted: staging it left behind (an abort that could not delete it) is the
+    next writer's to sweep, even while this process lives."""
+    with _RUNNING_LOCK:
+        _RUNNING_JOBS.discard(job)
 
 
 def _read_record(folder: OutputFolder, staging: str) -> JobRecord | None:

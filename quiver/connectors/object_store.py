@@ -18,8 +18,10 @@ import fnmatch
 import functools
 import gzip
 import os
+import random
 import shutil
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -263,8 +265,8 @@ def storage_errors(uri: str, action: str) -> Iterator[None]:
         raise _classified(uri, action, e) from e
 
 
-def _classified(uri: str, action: str, error: OSError) -> QuiverError:
-    text = str(error)
+def _classified(uri: str, action: str, error: OSError, attempts: int | None = None) -> QuiverError:
+    text = str(error) + (f" (after {attempts} attempts)" if attempts and attempts > 1 else "")
     bucket, key = split_uri(uri)
     place = location_of(uri)
     if "NO_SUCH_BUCKET" in text or "NoSuchBucket" in text:
@@ -277,11 +279,17 @@ def _classified(uri: str, action: str, error: OSError) -> QuiverError:
             f"Access denied {action} {uri} (bucket '{bucket}', key '{key}') at {place} with {who}. Check "
             f"{ACCESS_KEY_KEY} / {SECRET_KEY_KEY} (or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) and the "
             f"bucket's permissions. ({text})")
-    if "NETWORK_CONNECTION" in text or "curlCode" in text:
+    if ("NETWORK_CONNECTION" in text or "curlCode" in text) and not _answer_broke_off(text):
         return ObjectStoreError(
             f"Cannot reach the object store at {place} while {action} {uri}: is the server up, and is "
             f"{ENDPOINT_KEY} (or AWS_ENDPOINT_URL) right? ({text})")
     return ObjectStoreError(f"Failed {action} {uri} at {place}: {text}")
+
+
+def _answer_broke_off(text: str) -> bool:
+    """The store was reached but its answer was cut short (curl: a partial transfer, an empty reply, a reset
+    while receiving), rather than not reached at all (refused, unresolved, timed out)."""
+    return any(f"curlCode: {code}," in text for code in (18, 52, 56))
 
 
 def object_info(uri: str) -> pafs.FileInfo:
@@ -432,15 +440,39 @@ def upload(local_path: str, uri: str) -> None:
 
 def read_object(uri: str) -> bytes | None:
     """The whole body of a small object (a commit marker), None when there is none; asked of the store
-    itself, never the storage cache, since markers are rewritten in place."""
+    itself, never the storage cache, since markers are rewritten in place.
+
+    The AWS SDK retries a request that fails before its answer arrives, but not an answer whose body
+    breaks off (a reset or a truncated stream: "Failed to flush response stream"); the driver reads
+    markers outside any task a retry would rerun, so this read is retried here, with the same bound
+    (`quiver.s3.maxAttempts`) and exponential backoff with full jitter."""
     bucket, key = split_uri(uri)
-    try:
-        with _s3_store(settings_for(bucket)).open_input_stream(f"{bucket}/{key}", compression=None) as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise _classified(uri, "reading", e) from e
+    settings = settings_for(bucket)
+    for attempt in range(1, settings.max_attempts + 1):
+        try:
+            with _s3_store(settings).open_input_stream(f"{bucket}/{key}", compression=None) as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            if attempt == settings.max_attempts or not _transient(e):
+                raise _classified(uri, "reading", e, attempt) from e
+            time.sleep(backoff_s(attempt))
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def backoff_s(attempt: int, base_s: float = 0.05, cap_s: float = 5.0) -> float:
+    """How long to wait before try `attempt + 1`: exponential backoff with full jitter (a uniform draw up
+    to base * 2^attempt, capped), so clients failing together do not retry together."""
+    return random.uniform(0.0, min(cap_s, base_s * 2 ** attempt))
+
+
+def _transient(error: OSError) -> bool:
+    """Whether a failed request may succeed when tried again: anything but a refusal (a missing bucket,
+    denied access, bad credentials)."""
+    text = str(error)
+    return not any(code in text for code in ("NO_SUCH_BUCKET", "NoSuchBucket", "ACCESS_DENIED", "AccessDenied",
+                                             "InvalidAccessKeyId", "SignatureDoesNotMatch"))
 
 
 def write_object(uri: str, data: bytes) -> None:

@@ -10,6 +10,7 @@ failed job deletes its staging; a killed one leaves it, and the next writer of t
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -26,6 +27,7 @@ from quiver.connectors.commit import (
     MANIFEST,
     SUCCESS,
     Manifest,
+    job_ended,
     output_folder,
     publish,
     snapshot,
@@ -49,9 +51,14 @@ from quiver.connectors.object_store import (
 from quiver.connectors.options import option_choice, read_options
 from quiver.connectors.paths import escape_partition_value, escape_path_name, file_uri
 from quiver.connectors.text_values import format_text_array
-from quiver.engine.core.errors import AnalysisException, unknown_column
+from quiver.engine.core.errors import AnalysisException, StorageFullError, unknown_column
 
 SAVE_MODES = ("append", "overwrite", "error", "errorifexists", "ignore")
+
+
+def is_storage_full(error: BaseException) -> bool:
+    """Whether `error` says the file system is out of space or over its quota."""
+    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 @dataclass(frozen=True)
@@ -153,6 +160,8 @@ class FileSink:
             shutil.rmtree(local, ignore_errors=True)
 
     def _write_files(self, root: str, partition: int, batches: Iterator[pa.RecordBatch]) -> TaskOutput:
+        """Write the batches under `root`; a failed attempt removes what it wrote, so a retry (or the
+        rest of the job) has the space back, and a full disk fails naming the output (`StorageFullError`)."""
         attempt = uuid.uuid4().hex
         writers: dict[str, FileWriter] = {}
         num_rows = 0
@@ -172,10 +181,34 @@ class FileSink:
                         writers[relative] = self.format.open_writer(
                             os.path.join(root, relative), part.schema, self.options)
                     writers[relative].write(part)
-        finally:
             for writer in writers.values():
                 writer.close()
+        except BaseException as error:
+            for relative, writer in writers.items():
+                with contextlib.suppress(Exception):
+                    writer.close()
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(root, relative))
+            if is_storage_full(error):
+                raise self.storage_full(root, error) from error
+            raise
         return TaskOutput(tuple(writers), num_rows, schema)
+
+    def storage_full(self, where: str, error: BaseException) -> StorageFullError:
+        """The error for a write to `where` (the staging folder, or the local folder of an upload) that
+        found its file system full."""
+        try:
+            free = f"{shutil.disk_usage(where).free:,} bytes free"
+        except OSError:
+            free = "free space unknown"
+        if self.remote:
+            place = f"; a task writes its files to local disk ({free} in {where}) before uploading them"
+            remedy = "free space there or point TMPDIR at a larger disk"
+        else:
+            place, remedy = f" ({free} on its file system)", "free space there or write elsewhere"
+        return StorageFullError(
+            f"No space left on the device writing {file_uri(self.path)}{place}: {error}. Nothing of this write "
+            f"was committed, so the path holds what it held before; {remedy}.")
 
     def _by_folder(self, batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:
         if not self.partition_by:
@@ -195,7 +228,18 @@ class FileSink:
             yield folder, batch.select(data_columns).take(pa.array(rows, pa.int64()))
 
     def commit(self, task_results: list[TaskOutput]) -> None:
-        """Keep only the files successful tasks reported and publish them (`connectors.commit`)."""
+        """Keep only the files successful tasks reported and publish them (`connectors.commit`); a commit
+        that finds the disk full has been rolled back by the protocol and fails naming the output."""
+        try:
+            self._commit(task_results)
+        except OSError as error:
+            if is_storage_full(error):
+                where = tempfile.gettempdir() if self.remote else os.path.dirname(self.staging)
+                raise self.storage_full(where, error) from error
+            raise
+        job_ended(self.job_id)
+
+    def _commit(self, task_results: list[TaskOutput]) -> None:
         kept = {f for result in task_results if result for f in result.files}
         if self.remote:
             self._commit_objects(kept, task_results)
@@ -266,10 +310,14 @@ class FileSink:
         delete_prefix(self.staging)
 
     def abort(self) -> None:
-        """Delete the staging folder; a failed commit has already undone what it moved in."""
-        if not self.remote:
-            shutil.rmtree(self.staging, ignore_errors=True)
-            return
-        # Best effort, as rmtree's ignore_errors: the job's own error is the one to report.
-        with contextlib.suppress(ObjectStoreError, AnalysisException):
-            delete_prefix(self.staging)
+        """Delete the staging folder; a failed commit has already undone what it moved in. What cannot be
+        deleted now (the store failing) the next writer of the path sweeps."""
+        try:
+            if not self.remote:
+                shutil.rmtree(self.staging, ignore_errors=True)
+                return
+            # Best effort, as rmtree's ignore_errors: the job's own error is the one to report.
+            with contextlib.suppress(ObjectStoreError, AnalysisException):
+                delete_prefix(self.staging)
+        finally:
+            job_ended(self.job_id)

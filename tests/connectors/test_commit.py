@@ -85,7 +85,8 @@ def test_sweep_removes_staging_of_dead_jobs_only(tmp_path):
                               text=True).stdout.strip()
     host, now = socket.gethostname(), time.time()
     dead = _staging(path, "dead", JobRecord("dead", host, int(dead_pid), "1", now))
-    live = _staging(path, "live", JobRecord.current("live"))
+    live = commit.staging_path(path, "live")
+    commit.write_job_record(LocalFolder(path), live, "live")
     elsewhere = _staging(path, "elsewhere", JobRecord("elsewhere", "another-host", 1, "", now))
     forgotten = _staging(path, "forgotten", JobRecord("forgotten", "another-host", 1, "", now - 2 * 86400))
     unrecorded = _staging(path, "unrecorded", None)
@@ -100,8 +101,22 @@ def test_sweep_removes_staging_of_dead_jobs_only(tmp_path):
     for staging in (live, elsewhere):
         os.remove(os.path.join(staging, JOB_RECORD))
         os.rmdir(staging)
+    commit.job_ended("live")
     sweep(LocalFolder(path), "own")
     assert leftovers(path) == [] and rows_of(path) == generation_rows(1)
+
+
+def test_staging_of_an_ended_job_of_this_process_is_swept(tmp_path):
+    """An abort that could not delete its staging (the store failing) leaves it behind in a process that
+    lives on: once the job has ended, the next writer sweeps it, as it would a dead process's."""
+    path = committed(tmp_path)
+    staging = commit.staging_path(path, "failed")
+    commit.write_job_record(LocalFolder(path), staging, "failed")
+    sweep(LocalFolder(path), "own")
+    assert os.path.exists(staging), "a job still running in this process keeps its staging"
+    commit.job_ended("failed")
+    sweep(LocalFolder(path), "own")
+    assert not os.path.exists(staging) and leftovers(path) == []
 
 
 def test_the_old_protocols_half_done_swap_is_rolled_back(tmp_path):

@@ -385,7 +385,6 @@ class Session:
         """Run `df` with each result task writing its partition into `sink`; commit once, or abort."""
         if sink.setup() is False:
             return
-        qe = df._execution()
         output = df._plan.output
         schema = pa.schema([pa.field(a.name, a.dtype.to_arrow()) for a in output])
 
@@ -395,12 +394,7 @@ class Session:
             return sink.write_task(p, renamed)
 
         try:
-            results = qe.run(write)
-        except BaseException:
-            sink.abort()
-            raise
-        try:
-            sink.commit(results)
+            sink.commit(df._execution().run(write))
         except BaseException:
             sink.abort()
             raise

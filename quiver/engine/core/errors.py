@@ -73,6 +73,12 @@ def unknown_column(name: str, available: Iterable[str], what: str = "column") ->
     )
 
 
+class StorageFullError(QuiverError):
+    """A write found no space left on the file system it writes to (ENOSPC, or a quota: EDQUOT); names the
+    output and how much space is free there. Not retried: every attempt of the task writes to the same
+    file system, so a retry would only fill it again."""
+
+
 class PythonException(QuiverError):
     """User Python code run by a task (a UDF, the function of mapInArrow / mapInPandas) raised, or
     returned something the declared type or schema cannot hold; names the function, with the

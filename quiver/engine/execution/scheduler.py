@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from quiver.engine.core.errors import AnalysisException, SparkRuntimeException, TaskFailedError
+from quiver.engine.core.errors import AnalysisException, SparkRuntimeException, StorageFullError, TaskFailedError
 from quiver.engine.execution.jobs import JobCancelledError, JobGroups
 from quiver.engine.execution.runtime.base import Runtime
 from quiver.engine.execution.tasks import (
@@ -366,8 +366,8 @@ class DAGScheduler:
                        i: int, job: _Job) -> TaskSpec:
         """The spec to run next after `error`, or raise when the job cannot go on."""
         again = replace(spec, attempt=spec.attempt + 1)
-        if isinstance(error, (AnalysisException, SparkRuntimeException)):
-            raise error  # the query's own fault (a bad value under ANSI mode, say): every attempt would meet it
+        if isinstance(error, (AnalysisException, SparkRuntimeException, StorageFullError)):
+            raise error  # the query's own fault (a bad value under ANSI mode, a full disk): every attempt meets it
         if isinstance(error, TaskCancelled):
             self._check_cancelled(job)
         if isinstance(error, BlocksLost):

@@ -13,6 +13,8 @@ import pyarrow as pa
 
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.blocks import BlockReader
+from quiver.executors.memory import MemoryManager, MemorySettings, process_memory
+from quiver.executors.spill import SpillSpace, process_spill_folder
 from quiver.planners.physical.nodes import PhysicalPlan
 
 
@@ -40,7 +42,8 @@ class Device:
 
 @dataclass
 class TaskContext:
-    """What a running task may use: its stage, partition, attempt, the block store and metrics."""
+    """What a running task may use: its stage, partition, attempt, the block store, metrics, and the process's
+    memory budget with a spill space of its own (removed by `release` when the attempt ends)."""
 
     stage_id: int
     partition: int
@@ -51,6 +54,33 @@ class TaskContext:
     # The executor of each operator node (by identity) placed off the default executor.
     placement: dict[int, Executor] = field(default_factory=dict)
     default_executor: Executor | None = None
+    memory_settings: MemorySettings = field(default_factory=MemorySettings)
+    _spill: SpillSpace | None = field(default=None, repr=False)
+
+    @property
+    def memory(self) -> MemoryManager:
+        """The budget this task's operators reserve their state from, shared with the process's other tasks."""
+        return process_memory(self.memory_settings)
+
+    @property
+    def spill(self) -> SpillSpace:
+        """Where this attempt's operators write spill files."""
+        if self._spill is None:
+            label = f"stage{self.stage_id}-task{self.partition}-attempt{self.attempt}"
+            self._spill = process_spill_folder(self.memory_settings.spill_root).space(label)
+        return self._spill
+
+    def record_spill(self, operator: str, nbytes: int) -> None:
+        """Count one spill of `nbytes` by `operator` in the task's metrics and the process's totals."""
+        spills = self.metrics.setdefault("spills", {})
+        count, total = spills.get(operator, (0, 0))
+        spills[operator] = (count + 1, total + nbytes)
+        self.memory.record_spill(nbytes)
+
+    def release(self) -> None:
+        """Remove the attempt's spill files."""
+        if self._spill is not None:
+            self._spill.close()
 
     def executor_for(self, plan: PhysicalPlan) -> Executor:
         """The executor that runs operator `plan` in this task."""

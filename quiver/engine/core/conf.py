@@ -17,6 +17,9 @@ ALIASES = {
     "spark.sql.repl.eagerEval.maxNumRows": "quiver.sql.repl.eagerEval.maxNumRows",
     "spark.sql.repl.eagerEval.truncate": "quiver.sql.repl.eagerEval.truncate",
     "spark.executor.pyspark.memory": "quiver.python.worker.memory",
+    "spark.local.dir": "quiver.local.dir",
+    "spark.driver.maxResultSize": "quiver.driver.maxResultSize",
+    "spark.memory.fraction": "quiver.memory.fraction",
 }
 # Hadoop's S3A keys, as Spark users set them (with or without `spark.hadoop.`), name Quiver's S3 settings.
 _S3A_KEYS = {"endpoint": "endpoint", "access.key": "accessKey", "secret.key": "secretKey",
@@ -52,6 +55,13 @@ DEFAULTS: dict[str, str] = {
     "quiver.python.udf.inProcess": "false",
     # bytes a Python worker's address space may grow by past its imports; -1: unbounded
     "quiver.python.worker.memory": "-1",
+    # bytes the operators' state and the block store of one process may hold before they spill to disk;
+    # unset: quiver.memory.fraction of the memory the process may use (its cgroup's limit, else physical memory)
+    "quiver.memory.fraction": "0.6",
+    # where spill files go (a private folder per session is made under it); unset: the temp dir
+    "quiver.local.dir": "",
+    # the largest result an action may bring to the driver (collect, toPandas); 0: unbounded
+    "quiver.driver.maxResultSize": "1g",
 }
 
 PLACEMENT_MODES = ("cost", "cpu", "gpu", "npu")
@@ -97,6 +107,16 @@ def parse_non_negative_int(key: str, value: Any) -> int:
     return int(text)
 
 
+def parse_fraction(key: str, value: Any) -> float:
+    try:
+        x = float(str(value).strip())
+    except ValueError:
+        x = -1.0
+    if not 0.0 < x <= 1.0:
+        raise ConfigurationError(f"{key} must be a fraction greater than 0 and at most 1, such as 0.6, got {value!r}")
+    return x
+
+
 def parse_placement(key: str, value: Any) -> str:
     mode = str(value).strip().lower()
     if mode not in PLACEMENT_MODES:
@@ -135,6 +155,9 @@ _VALIDATORS = {
     "quiver.ui.progress.delayMs": parse_non_negative_int,
     "quiver.python.udf.inProcess": parse_bool,
     "quiver.python.worker.memory": parse_size,
+    "quiver.memory.limit": parse_size,
+    "quiver.memory.fraction": parse_fraction,
+    "quiver.driver.maxResultSize": parse_size,
 }
 
 
@@ -196,6 +219,29 @@ class RuntimeConfig:
         """Bytes a Python worker may allocate past its imports (RLIMIT_AS), or -1 for no bound."""
         size = parse_size("quiver.python.worker.memory", self.get("quiver.python.worker.memory"))
         return size if size >= 0 else -1
+
+    def memory_limit(self) -> int | None:
+        """`quiver.memory.limit` in bytes where set (`spark.executor.memory` is not an alias: Spark's covers
+        the whole JVM heap), else None: `memory_fraction()` of what the process may use."""
+        value = self.get("quiver.memory.limit", None)
+        if value in (None, ""):
+            return None
+        size = parse_size("quiver.memory.limit", value)
+        if size <= 0:
+            raise ConfigurationError(f"quiver.memory.limit must be a positive size such as 2g, got {value!r}")
+        return size
+
+    def memory_fraction(self) -> float:
+        return parse_fraction("quiver.memory.fraction", self.get("quiver.memory.fraction"))
+
+    def local_dir(self) -> str:
+        """Where spill files go: `quiver.local.dir` (`spark.local.dir`), else the temp dir."""
+        return str(self.get("quiver.local.dir") or "")
+
+    def max_result_size(self) -> int:
+        """`spark.driver.maxResultSize` in bytes; 0 for no bound."""
+        size = parse_size("spark.driver.maxResultSize", self.get("quiver.driver.maxResultSize"))
+        return max(size, 0)
 
     def max_failures(self) -> int:
         return parse_positive_int("quiver.task.maxFailures", self.get("quiver.task.maxFailures"))

@@ -79,6 +79,17 @@ class StorageFullError(QuiverError):
     file system, so a retry would only fill it again."""
 
 
+class MemoryBudgetExceeded(QuiverError, MemoryError):
+    """An operator's state does not fit the memory budget (`quiver.memory.limit`) even after spilling: one
+    key's rows, one group or one row is larger than the budget. Names the operator, the key and the budget.
+    Not retried: every attempt meets the same rows."""
+
+
+class ResultTooLargeError(QuiverError):
+    """An action's result for the driver (`collect()`, `toPandas()`) is larger than `spark.driver.maxResultSize`;
+    raised as soon as the results received pass it, before the driver holds them all."""
+
+
 class PythonException(QuiverError):
     """User Python code run by a task (a UDF, the function of mapInArrow / mapInPandas) raised, or
     returned something the declared type or schema cannot hold; names the function, with the

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,9 +26,11 @@ from quiver.engine.execution.runtime.local import LocalRuntime, parse_local_mast
 from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master
 from quiver.engine.execution.scheduler import DAGScheduler, JobMetrics
 from quiver.executors.base import Executor
-from quiver.executors.blocks import BlockStore
+from quiver.executors.blocks import BlockStore, InProcessBlockStore
 from quiver.executors.cpu.executor import CpuExecutor
 from quiver.executors.cpu.worker_pool import WORKERS, WorkerSettings
+from quiver.executors.memory import MemorySettings, process_memory
+from quiver.executors.spill import process_spill_folder, sweep_spill_folders
 from quiver.planners.physical.nodes import PhysicalPlan
 from quiver.planners.placement import Candidate, StagePlacement, device_paths, place_stage
 from quiver.planners.stages import Stage, StageGraph
@@ -68,6 +71,22 @@ class ExecutionContext:
         self.cache = CacheManager(self)
         # Open the configured devices now, so a wrong quiver.devices fails when the session starts.
         self.devices.candidates(conf.get("quiver.devices"), self._profile_names())
+        # Spill folders of sessions that died (killed, crashed) under the same local dir go now.
+        swept = sweep_spill_folders(self.memory_settings().spill_root or tempfile.gettempdir())
+        if swept:
+            log.info("removed %d spill folder(s) that processes which ended left behind", len(swept))
+        self.attach_store_memory()
+
+    def memory_settings(self) -> MemorySettings:
+        """The memory budget and spill root the conf names now (`quiver.memory.*`, `quiver.local.dir`)."""
+        return MemorySettings(self.conf.memory_limit(), self.conf.memory_fraction(), self.conf.local_dir())
+
+    def attach_store_memory(self) -> None:
+        """Hold an in-process block store under this process's budget, spilling into its spill folder."""
+        store = self.runtime.store
+        if isinstance(store, InProcessBlockStore):
+            settings = self.memory_settings()
+            store.attach_memory(process_memory(settings), process_spill_folder(settings.spill_root).space("blocks"))
 
     @property
     def store(self) -> BlockStore:
@@ -84,7 +103,8 @@ class ExecutionContext:
         """Run one job on the scheduler, with user Python code where `quiver.python.*` says, in the query's
         ANSI mode."""
         self.configure_python_workers()
-        return self.scheduler.run_job(graph, result_task, ansi=ansi)
+        self.attach_store_memory()
+        return self.scheduler.run_job(graph, result_task, ansi=ansi, memory=self.memory_settings())
 
     def configure_python_workers(self) -> None:
         """User Python code runs in worker processes (local masters), unless `quiver.python.udf.inProcess`;

@@ -6,8 +6,9 @@ logical steps and optimizer rules that changed the plan.
 """
 from __future__ import annotations
 
+import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,7 +20,7 @@ from quiver.engine.analysis.analyzer import analyze
 from quiver.engine.core import plan as L
 from quiver.engine.core import subqueries
 from quiver.engine.core.ansi import running_ansi
-from quiver.engine.core.errors import ConfigurationError, QuiverError
+from quiver.engine.core.errors import ConfigurationError, QuiverError, ResultTooLargeError
 from quiver.engine.core.expressions import Literal
 from quiver.engine.core.subqueries import ScalarSubquery
 from quiver.executors.blocks import BlockId
@@ -315,8 +316,10 @@ class QueryExecution:
         """The whole result as one Arrow table with the user's column names, in partition order."""
         output = self.analyzed.output
         schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in output])
-        parts = self.run(lambda p, batches: [_conform(b, schema) for b in batches])
+        results = ResultSize(self.context.conf.max_result_size())
+        parts = self.run(lambda p, batches: [_conform(b, schema) for b in results.counted(batches)])
         batches = [b for part in parts for b in part]
+        results.check_total(batches, len(parts))
         table = pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
         return table.rename_columns([a.name for a in output])
 
@@ -366,6 +369,52 @@ def _storage_cache_line() -> str:
     return (f"{stats['hits']:,} block hits ({stats['disk_hits']:,} from disk), {stats['misses']:,} misses; "
             f"{stats['bytes_from_store']:,} bytes read from the store, {stats['bytes_saved']:,} bytes saved; "
             f"holding {stats['memory_bytes']:,} bytes in memory and {stats['disk_bytes']:,} on disk")
+
+
+class ResultSize:
+    """`spark.driver.maxResultSize` over one action's result: each result batch is counted as a result task
+    hands it on, and the action fails as soon as the count passes the limit, naming both, instead of the
+    driver holding it all (the count is shared by the result tasks of this process; the total the driver
+    received is checked again once every task is in, for tasks that ran in other processes)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def counted(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if self.limit:
+                with self._lock:
+                    self.bytes += batch.nbytes
+                    seen = self.bytes
+                if seen > self.limit:
+                    raise self._too_large(seen, None)
+            yield batch
+
+    def check_total(self, batches: list[pa.RecordBatch], tasks: int) -> None:
+        total = sum(b.nbytes for b in batches)
+        if self.limit and total > self.limit:
+            raise self._too_large(total, tasks)
+
+    def _too_large(self, seen: int, tasks: int | None) -> ResultTooLargeError:
+        of = f" of {tasks} tasks" if tasks is not None else ""
+        return ResultTooLargeError(
+            f"Total size of results{of} ({_mib(seen)}) is bigger than spark.driver.maxResultSize "
+            f"({_mib(self.limit)}); raise spark.driver.maxResultSize (0 for no bound), or write the result "
+            f"with df.write instead of bringing it to the driver")
+
+    def __getstate__(self) -> dict:
+        # A result task pickled into another process counts there on its own.
+        return {"limit": self.limit, "bytes": 0}
+
+    def __setstate__(self, state: dict) -> None:
+        self.limit, self.bytes = state["limit"], state["bytes"]
+        self._lock = threading.Lock()
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / (1 << 20):.1f} MiB"
 
 
 def _keep_batches(partition: int, batches: Iterator[pa.RecordBatch]) -> list[pa.RecordBatch]:
@@ -461,7 +510,7 @@ class CacheManager:
         # the object store on Ray); the driver keeps them in the store under the cache key.
         parts = qe.run(_keep_batches)
         for p, kept in enumerate(parts):
-            store.put(BlockId("cache", key, p, 0), kept)
+            store.put(BlockId("cache", key, p, 0), kept, on_disk=storage_level == "DISK_ONLY")
             if device is not None:
                 device.cache_put(key, p, kept)
         # Its real size is known now: the planner sizes joins over it (broadcast or not) from that.

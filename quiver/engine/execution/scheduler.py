@@ -31,7 +31,14 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from quiver.engine.core.errors import AnalysisException, SparkRuntimeException, StorageFullError, TaskFailedError
+from quiver.engine.core.errors import (
+    AnalysisException,
+    MemoryBudgetExceeded,
+    ResultTooLargeError,
+    SparkRuntimeException,
+    StorageFullError,
+    TaskFailedError,
+)
 from quiver.engine.execution.jobs import JobCancelledError, JobGroups
 from quiver.engine.execution.runtime.base import Runtime
 from quiver.engine.execution.tasks import (
@@ -50,6 +57,7 @@ from quiver.executors.base import DeviceFallback, Executor
 from quiver.executors.blocks import BlockId, BlockStore
 from quiver.executors.cancellation import Cancellation, TaskCancelled
 from quiver.executors.cpu.shuffle import UNCUT, range_bounds
+from quiver.executors.memory import MemorySettings
 from quiver.planners.physical.nodes import RangePartitioning
 from quiver.planners.stages import Stage, StageGraph
 
@@ -76,10 +84,16 @@ class TaskMetrics:
     bytes: int = 0
     # The failure of an attempt that did not succeed, in one line.
     error: str | None = None
+    # Per operator that spilled: (spills, bytes written to spill files).
+    spills: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def seconds(self) -> float:
         return max(0.0, self.finished - self.started)
+
+    @property
+    def spilled_bytes(self) -> int:
+        return sum(b for _, b in self.spills.values())
 
 
 @dataclass
@@ -108,6 +122,12 @@ class StageMetrics:
     # The stage's root operator, in one line, and how its output is partitioned.
     description: str = ""
     started: float = 0.0
+    # Per operator of the stage that spilled, over its succeeded tasks: (spills, bytes written).
+    spills: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def spilled_bytes(self) -> int:
+        return sum(b for _, b in self.spills.values())
 
 
 @dataclass
@@ -134,10 +154,26 @@ class JobMetrics:
         """Bytes the map stages wrote for later stages to read."""
         return sum(s.bytes_written for s in self.stages if s.kind == "map")
 
+    @property
+    def spilled_bytes(self) -> int:
+        """Bytes the job's operators wrote to spill files (the block store's spills are in `object_store`)."""
+        return sum(s.spilled_bytes for s in self.stages)
+
     def __repr__(self) -> str:
         state = f"failed: {self.error}" if self.error else f"{self.seconds:.3f} s"
+        spilled = f", {self.spilled_bytes:,} bytes spilled" if self.spilled_bytes else ""
         return (f"JobMetrics(job {self.job_id} on {self.runtime}: {len(self.stages)} stages, {len(self.tasks)} task "
-                f"attempts, {self.bytes_shuffled:,} bytes shuffled, {state})")
+                f"attempts, {self.bytes_shuffled:,} bytes shuffled{spilled}, {state})")
+
+    @property
+    def spills(self) -> dict[str, tuple[int, int]]:
+        """Per operator kind, over every stage: (spills, bytes written to spill files)."""
+        out: dict[str, tuple[int, int]] = {}
+        for stage in self.stages:
+            for op, (n, b) in stage.spills.items():
+                was = out.get(op, (0, 0))
+                out[op] = (was[0] + n, was[1] + b)
+        return out
 
 
 class JobListener:
@@ -172,6 +208,8 @@ class _Job:
     done: dict[int, set[int]] = field(default_factory=dict)
     # The query's ANSI mode, which every task of the job carries.
     ansi: bool = False
+    # The session's memory budget and spill folder, which every task of the job carries.
+    memory: MemorySettings = field(default_factory=MemorySettings)
     # Set when the job is cancelled: its tasks watch it.
     cancel: Cancellation = field(default_factory=Cancellation)
 
@@ -207,14 +245,14 @@ class DAGScheduler:
         return self.runtime.blocks_leave_process
 
     def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R],
-                ansi: bool = False) -> list[R]:
+                ansi: bool = False, memory: MemorySettings | None = None) -> list[R]:
         """Run every stage; returns `result_task(partition, batches)` for each result partition, in order.
-        `ansi`: the query's ANSI mode, which each task runs in."""
+        `ansi`: the query's ANSI mode, which each task runs in; `memory`: the budget its tasks spill under."""
         job_id = next(_job_ids)
         job = _Job(job_id, f"job{job_id}",
                    self.job_record(job_id, store_stats=getattr(self.runtime, "store_stats", None),
                                                        started=time.time(), runtime=type(self.runtime).__name__),
-                   ansi=ansi)
+                   ansi=ansi, memory=memory or MemorySettings())
         started = time.perf_counter()
         readers_left = {s.id: sum(1 for t in graph.stages if s.id in t.parents) for s in graph.stages}
         job.cancel = self.jobs.start(job_id).token
@@ -269,7 +307,8 @@ class DAGScheduler:
         self._tell("on_stage_start", job.metrics, metrics)
         body = StageTask(stage.root, self.executor, finish, placement)
         return [TaskSpec(stage.id, p, job.id, body, stage_inputs(stage.root, p, job.namespace),
-                         stage_outputs(stage.id, p, stage.output, job.namespace), resources, ansi=job.ansi)
+                         stage_outputs(stage.id, p, stage.output, job.namespace), resources, ansi=job.ansi,
+                         memory=job.memory)
                 for p in range(stage.num_partitions)]
 
     def _placement(self, stage: Stage, job: _Job, metrics: StageMetrics) -> dict[int, Any]:
@@ -304,7 +343,8 @@ class DAGScheduler:
             whole = BlockId(job.namespace, stage.id, m, UNCUT)
             specs.append(TaskSpec(stage.id, m, job.id, CutByRange(whole, stage.output, bounds, self._separate_blocks),
                                   (whole,),
-                                  tuple(BlockId(job.namespace, stage.id, m, r) for r in range(n)), ansi=job.ansi))
+                                  tuple(BlockId(job.namespace, stage.id, m, r) for r in range(n)), ansi=job.ansi,
+                                  memory=job.memory))
         self._run_specs(specs, job)
         self.store.drop([s.inputs[0] for s in specs])
 
@@ -346,7 +386,7 @@ class DAGScheduler:
         """Record one task attempt in the job's metrics and tell the listeners, as it ends."""
         task = TaskMetrics(spec.stage_id, spec.partition, spec.attempt, outcome.worker, outcome.node,
                            _task_devices(spec), outcome.started, outcome.finished, outcome.rows, outcome.bytes,
-                           None if outcome.error is None else _one_line(outcome.error))
+                           None if outcome.error is None else _one_line(outcome.error), dict(outcome.spills))
         job.metrics.tasks.append(task)
         metrics = job.stage_metrics.get(spec.stage_id)
         if metrics is None:
@@ -360,13 +400,17 @@ class DAGScheduler:
             metrics.tasks_done = len(done)
             metrics.rows += outcome.rows
             metrics.bytes += outcome.bytes
+            for operator, (count, nbytes) in outcome.spills.items():
+                was = metrics.spills.get(operator, (0, 0))
+                metrics.spills[operator] = (was[0] + count, was[1] + nbytes)
         self._tell("on_task_end", job.metrics, metrics, task)
 
     def _after_failure(self, spec: TaskSpec, error: BaseException, failures: list[int], recomputes: list[int],
                        i: int, job: _Job) -> TaskSpec:
         """The spec to run next after `error`, or raise when the job cannot go on."""
         again = replace(spec, attempt=spec.attempt + 1)
-        if isinstance(error, (AnalysisException, SparkRuntimeException, StorageFullError)):
+        if isinstance(error, (AnalysisException, SparkRuntimeException, StorageFullError, MemoryBudgetExceeded,
+                              ResultTooLargeError)):
             raise error  # the query's own fault (a bad value under ANSI mode, a full disk): every attempt meets it
         if isinstance(error, TaskCancelled):
             self._check_cancelled(job)

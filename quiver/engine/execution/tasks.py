@@ -22,6 +22,7 @@ from quiver.executors.base import TaskContext
 from quiver.executors.blocks import BlockId, BlockReader
 from quiver.executors.cancellation import check_cancelled
 from quiver.executors.cpu.shuffle import cut_by_range, output_partitions, partition_blocks
+from quiver.executors.memory import MemorySettings
 from quiver.planners.physical.nodes import (
     CachedExec,
     CoalesceExec,
@@ -77,6 +78,8 @@ class TaskRun:
     bytes: int
     started: float
     finished: float
+    # Per operator that spilled: (spills, bytes written).
+    spills: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,13 +96,20 @@ class TaskSpec:
     attempt: int = 0
     # The query's ANSI mode (`spark.sql.ansi.enabled`), which its kernels read wherever the task runs.
     ansi: bool = False
+    # The session's memory budget and spill folder, which the task's operators reserve from and spill to.
+    memory: MemorySettings = field(default_factory=MemorySettings)
 
     def run(self, blocks: BlockReader) -> TaskRun:
-        """Run the body with `blocks` as the task's block reader, in the query's ANSI mode."""
+        """Run the body with `blocks` as the task's block reader, in the query's ANSI mode; the attempt's
+        spill files are removed when it ends, whether it succeeded or not."""
         started = time.time()
-        ctx = TaskContext(self.stage_id, self.partition, self.attempt, blocks, self.job_id)
-        with running_ansi(self.ansi):
-            out, value = self.body(ctx)
+        ctx = TaskContext(self.stage_id, self.partition, self.attempt, blocks, self.job_id,
+                          memory_settings=self.memory)
+        try:
+            with running_ansi(self.ansi):
+                out, value = self.body(ctx)
+        finally:
+            ctx.release()
         if len(out) != len(self.outputs):
             raise QuiverError(f"task {self.partition} of stage {self.stage_id} wrote {len(out)} blocks, "
                               f"expected {len(self.outputs)}")
@@ -108,7 +118,7 @@ class TaskSpec:
         else:
             rows = sum(b.num_rows for block in out for b in block)
             nbytes = sum(b.nbytes for block in out for b in block)
-        return TaskRun(out, value, rows, nbytes, started, time.time())
+        return TaskRun(out, value, rows, nbytes, started, time.time(), ctx.metrics.get("spills", {}))
 
 
 def preorder(root: PhysicalPlan) -> list[PhysicalPlan]:

@@ -84,7 +84,9 @@ def _summary(job: JobMetrics) -> str:
     state = f"failed: {job.error}" if job.error else "succeeded"
     failed = sum(1 for t in job.tasks if t.error)
     store = job.object_store
-    spilled = f", {format_bytes(store['spilled_bytes'])} spilled" if store.get("spilled_bytes") else ""
+    spilled = f", {format_bytes(store['spilled_bytes'])} of blocks spilled" if store.get("spilled_bytes") else ""
+    if job.spilled_bytes:
+        spilled += f", {format_bytes(job.spilled_bytes)} of operator state spilled"
     return (f"{state} · started {started} · {job.seconds:.2f} s on {job.runtime or 'a runtime'} · "
             f"{len(job.stages)} stages, {len(job.tasks)} task attempts ({failed} failed) on {len(_lanes(job))} "
             f"workers · {format_bytes(job.bytes_shuffled)} shuffled{spilled}")
@@ -174,13 +176,24 @@ def _task_bar(task: TaskMetrics, origin: float, scale: float, y: float) -> str:
 def _stage_table(job: JobMetrics) -> str:
     head = ("<tr><th>stage</th><th class='text'>kind</th><th>tasks</th><th>attempts</th><th class='text'>devices</th>"
             "<th>rows out</th><th>bytes out</th><th>shuffle written</th><th>time</th><th>fallbacks</th>"
-            "<th>recomputed</th><th class='text'>root operator</th></tr>")
+            "<th>recomputed</th><th>spilled</th><th class='text'>root operator</th></tr>")
     rows = [f"<tr><td>{s.stage_id}</td><td class='text'>{s.kind}</td><td>{s.tasks}</td><td>{s.attempts}</td>"
             f"<td class='text'>{html.escape(', '.join(s.devices))}</td><td>{format_rows(s.rows)}</td>"
             f"<td>{format_bytes(s.bytes)}</td><td>{format_bytes(s.bytes_written) if s.kind == 'map' else '—'}</td>"
             f"<td>{s.seconds:.3f} s</td><td>{s.fallbacks}</td><td>{s.recomputed}</td>"
+            f"<td title='{html.escape(_spills_text(s.spills))}'>{_spilled_cell(s.spills)}</td>"
             f"<td class='text'>{html.escape(s.description)}</td></tr>" for s in job.stages]
     return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _spilled_cell(spills: dict[str, tuple[int, int]]) -> str:
+    total = sum(b for _, b in spills.values())
+    return format_bytes(total) if total else "—"
+
+
+def _spills_text(spills: dict[str, tuple[int, int]]) -> str:
+    """Per operator: how often it spilled and how many bytes."""
+    return "; ".join(f"{op}: {n} spill(s), {format_bytes(b)}" for op, (n, b) in sorted(spills.items()))
 
 
 def _task_table(job: JobMetrics) -> str:

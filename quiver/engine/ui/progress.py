@@ -92,7 +92,7 @@ class TerminalProgress:
         if job is None:
             return Text("")
         grid = Table.grid(padding=(0, 1))
-        for _ in range(7):
+        for _ in range(8):
             grid.add_column()
         for stage in list(job.stages):
             kind = device_kind(stage.devices[-1])
@@ -101,7 +101,9 @@ class TerminalProgress:
             grid.add_row(Text(f"Stage {stage.stage_id}", style="bold"), bar,
                          Text(f"{stage.tasks_done}/{stage.tasks} tasks"), Text(f"{format_rows(stage.rows)} rows"),
                          Text(format_bytes(stage.bytes)), Text(_devices(stage), style=DEVICE_COLOURS[kind]),
-                         Text(f"{_stage_seconds(stage):.1f} s"))
+                         Text(f"{_stage_seconds(stage):.1f} s"),
+                         Text(f"{format_bytes(stage.spilled_bytes)} spilled" if stage.spilled_bytes else "",
+                              style="yellow"))
         elapsed = time.time() - job.started
         return Group(Text(f"Job {job.job_id} · {elapsed:.1f} s", style="dim"), grid)
 
@@ -152,10 +154,11 @@ def progress_html(job: JobMetrics) -> str:
                f'background:{colour};height:10px"></div></div>')
         rows.append(f"<tr><td>Stage {stage.stage_id}</td><td>{bar}</td><td>{stage.tasks_done}/{stage.tasks}</td>"
                     f"<td>{format_rows(stage.rows)}</td><td>{format_bytes(stage.bytes)}</td>"
-                    f"<td>{html.escape(_devices(stage))}</td><td>{_stage_seconds(stage):.1f} s</td></tr>")
+                    f"<td>{html.escape(_devices(stage))}</td><td>{_stage_seconds(stage):.1f} s</td>"
+                    f"<td>{format_bytes(stage.spilled_bytes) if stage.spilled_bytes else '—'}</td></tr>")
     state = "failed" if job.error else ("done" if job.seconds else "running")
     head = ("<tr><th>stage</th><th>progress</th><th>tasks</th><th>rows</th><th>bytes</th><th>devices</th>"
-            "<th>time</th></tr>")
+            "<th>time</th><th>spilled</th></tr>")
     elapsed = job.seconds or time.time() - job.started
     return (f'<div class="quiver-progress"><b>Job {job.job_id}</b> · {state} · {elapsed:.1f} s'
             f'<table style="font-size:12px">{head}{"".join(rows)}</table></div>')
@@ -167,8 +170,9 @@ def summary_line(job: JobMetrics) -> str:
     failed = sum(1 for t in job.tasks if t.error)
     state = f"failed ({job.error})" if job.error else "done"
     retried = f", {failed} failed attempt(s)" if failed else ""
+    spilled = f", {format_bytes(job.spilled_bytes)} spilled" if job.spilled_bytes else ""
     return (f"Job {job.job_id} {state} in {job.seconds:.1f} s: {len(job.stages)} stages, {attempts} tasks{retried}, "
-            f"{format_bytes(job.bytes_shuffled)} shuffled")
+            f"{format_bytes(job.bytes_shuffled)} shuffled{spilled}")
 
 
 def _jupyter_display() -> tuple[Any, Any] | None:

@@ -22,6 +22,13 @@ from quiver.executors.cpu.kernels.row_position import bind_row_position, uses_ro
 from quiver.executors.cpu.map_batches import map_partition
 from quiver.executors.cpu.shuffle import read_shuffle
 from quiver.executors.cpu.sort import sort_indices, top_k_indices
+from quiver.executors.cpu.spilling import (
+    aggregate_within_budget,
+    join_within_budget,
+    keys_as,
+    sort_within_budget,
+    window_within_budget,
+)
 from quiver.executors.cpu.window import compute_windows
 from quiver.planners.physical import nodes as P
 
@@ -196,7 +203,15 @@ class CpuExecutor:
         # A partial aggregate groups string keys by their dictionary codes (quiver/executors/cpu/aggregate_inputs.py).
         child = self._encoded(plan.child, partition, ctx) if plan.mode == "partial" else self.execute(plan.child,
                                                                                                       partition, ctx)
-        yield from aggregate_partition(child, plan.keys, plan.calls, plan.mode)
+        if plan.mode == "partial" or not plan.keys:
+            # A partial aggregate emits states chunk by chunk; a global one holds one state row.
+            yield from aggregate_partition(child, plan.keys, plan.calls, plan.mode)
+            return
+        # A final aggregate's input holds each key under its attribute's name; a complete one computes them.
+        keys_of = keys_as(tuple(a for _, a in plan.keys)) if plan.mode == "final" \
+            else keys_as(tuple(e for e, _ in plan.keys))
+        yield from aggregate_within_budget(
+            child, keys_of, lambda batches: aggregate_partition(batches, plan.keys, plan.calls, plan.mode), ctx)
 
     def _KeyFilterExec(self, plan: P.KeyFilterExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         """The other side's whole output (every partition of its finished stage) becomes the build
@@ -217,21 +232,28 @@ class CpuExecutor:
             # Build a hash table on one side and stream the other through it: the broadcast side
             # is the build side; a shuffled join builds on the right, as Spark does. A residual
             # condition Arrow evaluates exactly is checked inside the join, on matching pairs.
-            if plan.strategy == "broadcast-left" or plan.build_left:
-                build = self._table(plan.left, partition, ctx)
-                probe = self.execute(plan.right, partition, ctx)
-                yield from stream_hash_join(probe, plan.right.output, plan.right_keys, build, plan.left_keys,
-                                            plan.how, plan.output, probe_is_left=False, residual=residual)
-            else:
-                build = self._table(plan.right, partition, ctx)
-                probe = self.execute(plan.left, partition, ctx)
-                yield from stream_hash_join(probe, plan.left.output, plan.left_keys, build, plan.right_keys,
-                                            plan.how, plan.output, probe_is_left=True, residual=residual)
-            return
-        left = self._table(plan.left, partition, ctx)
-        right = self._table(plan.right, partition, ctx)
-        out = join_tables(left, right, plan.how, plan.left_keys, plan.right_keys, plan.residual, plan.output)
-        yield from out.to_batches()
+            on_left = plan.strategy == "broadcast-left" or plan.build_left
+            build, probe = (plan.left, plan.right) if on_left else (plan.right, plan.left)
+            build_keys, probe_keys = (plan.left_keys, plan.right_keys) if on_left else (plan.right_keys, plan.left_keys)
+
+            def join(table: pa.Table, rows: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+                return stream_hash_join(rows, probe.output, probe_keys, table, build_keys, plan.how, plan.output,
+                                        probe_is_left=not on_left, residual=residual)
+        else:
+            # A residual Arrow cannot evaluate exactly is checked on the joined tables.
+            build, probe = plan.right, plan.left
+            build_keys, probe_keys = plan.right_keys, plan.left_keys
+
+            def join(table: pa.Table, rows: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+                batches = list(rows)
+                left = pa.Table.from_batches(batches) if batches else _schema(plan.left).empty_table()
+                return iter(join_tables(left, table, plan.how, plan.left_keys, plan.right_keys, plan.residual,
+                                        plan.output).to_batches())
+        # While the build side fits the memory budget this is one join; past it, a grace hash join.
+        types = [k.dtype.to_arrow() for k in probe_keys]
+        yield from join_within_budget(self.execute(build, partition, ctx), _schema(build), keys_as(build_keys, types),
+                                      self.execute(probe, partition, ctx), _schema(probe), keys_as(probe_keys, types),
+                                      join, ctx)
 
     def _NestedLoopJoinExec(self, plan: P.NestedLoopJoinExec, partition: int,
                             ctx: TaskContext) -> Iterator[pa.RecordBatch]:
@@ -241,18 +263,30 @@ class CpuExecutor:
         yield from out.to_batches()
 
     def _WindowExec(self, plan: P.WindowExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
-        table = self._table(plan.child, partition, ctx)
-        if table.num_rows == 0:
-            return
-        yield from compute_windows(table, plan.window_exprs, plan.partition_by, plan.order_by).to_batches()
+        schema = _schema(plan.child)
+
+        def compute(batches: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            if not batches:
+                return iter(())
+            table = pa.Table.from_batches(batches)
+            return iter(compute_windows(table, plan.window_exprs, plan.partition_by, plan.order_by).to_batches())
+
+        yield from window_within_budget(self.execute(plan.child, partition, ctx), schema, plan.partition_by, compute,
+                                        ctx)
 
     def _SortExec(self, plan: P.SortExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
-        table = self._table(plan.child, partition, ctx)
-        if table.num_rows == 0:
-            return
-        batch = _single_batch(table)
-        keys = [evaluate_array(o.child, batch) for o in plan.orders]
-        yield from table.take(sort_indices(keys, plan.orders)).to_batches()
+        schema = _schema(plan.child)
+
+        def sort(batches: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            if not batches:
+                return iter(())
+            table = pa.Table.from_batches(batches)
+            batch = _single_batch(table)
+            keys = [evaluate_array(o.child, batch) for o in plan.orders]
+            return iter(table.take(sort_indices(keys, plan.orders)).to_batches())
+
+        # In memory while the input fits the budget; past it, an external sort.
+        yield from sort_within_budget(self.execute(plan.child, partition, ctx), schema, plan.orders, sort, ctx)
 
     def _TopKExec(self, plan: P.TopKExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         kept: list[pa.RecordBatch] = []
@@ -275,10 +309,14 @@ class CpuExecutor:
 
     def _table(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> pa.Table:
         batches = list(self.execute(plan, partition, ctx))
-        schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in plan.output])
         if not batches:
-            return schema.empty_table()
+            return _schema(plan).empty_table()
         return pa.Table.from_batches(batches)
+
+
+def _schema(plan: P.PhysicalPlan) -> pa.Schema:
+    """The Arrow schema of an operator's batches: its output's internal names and canonical types."""
+    return pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in plan.output])
 
 
 def _single_batch(table: pa.Table) -> pa.RecordBatch:

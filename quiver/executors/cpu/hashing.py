@@ -105,6 +105,13 @@ def canonical_floats(arr: pa.Array) -> pa.Array:
     return pc.if_else(pc.is_nan(arr), pa.scalar(float("nan"), arr.type), arr)
 
 
+def reseeded(hashes: np.ndarray, seed: int) -> np.ndarray:
+    """The hashes mixed again with `seed`: ids taken modulo n from these are independent of those taken from
+    the original hashes, so rows that one hash partitioning put together are spread by the next."""
+    with np.errstate(over="ignore"):
+        return _splitmix(hashes ^ (np.uint64(seed) * np.uint64(0xD6E8FEB86659FD93)))
+
+
 def hash_columns(columns: list[pa.Array]) -> np.ndarray:
     """Combine per-column hashes into one uint64 per row."""
     if not columns:

@@ -4,12 +4,16 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from quiver.executors.cpu.hashing import hash_columns
+from quiver.executors.cpu.hashing import hash_columns, reseeded
 
 
-def hash_partition_ids(keys: list[pa.Array], num_partitions: int) -> np.ndarray:
-    """Partition id per row from the hash of its key columns."""
-    return (hash_columns(keys) % np.uint64(num_partitions)).astype(np.int64)
+def hash_partition_ids(keys: list[pa.Array], num_partitions: int, seed: int = 0) -> np.ndarray:
+    """Partition id per row from the hash of its key columns; a nonzero `seed` gives ids independent of the
+    unseeded ones (a spill partitioning inside a partition that an exchange made with the same keys)."""
+    hashes = hash_columns(keys)
+    if seed:
+        hashes = reseeded(hashes, seed)
+    return (hashes % np.uint64(num_partitions)).astype(np.int64)
 
 
 def split_by_ids(batch: pa.RecordBatch, ids: np.ndarray, num_partitions: int,

@@ -30,6 +30,8 @@ class TaskOutcome:
     bytes: int = 0
     started: float = field(default_factory=time.time)
     finished: float = field(default_factory=time.time)
+    # Per operator that spilled: (spills, bytes written to spill files).
+    spills: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 # Called with a task's index in the list given to `run_tasks` and its outcome, as each task ends.

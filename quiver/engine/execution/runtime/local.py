@@ -97,7 +97,7 @@ class LocalRuntime:
         for block, batches in zip(task.outputs, run.blocks):
             self.store.put(block, batches)
         return TaskOutcome(run.value, worker=worker, rows=run.rows, bytes=run.bytes, started=run.started,
-                           finished=run.finished)
+                           finished=run.finished, spills=run.spills)
 
     def reader(self, task: TaskSpec):
         """Where `task` reads blocks: the whole store (threads share it)."""
@@ -105,6 +105,10 @@ class LocalRuntime:
 
     def inventory(self) -> dict[str, float]:
         return {"CPU": float(self.parallelism)}
+
+    def store_stats(self) -> dict[str, int]:
+        """Bytes the block store holds in memory, and what it has spilled to disk under the memory budget."""
+        return self.store.stats()
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

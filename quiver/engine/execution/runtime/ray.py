@@ -104,7 +104,7 @@ def _run_in_worker(spec: TaskSpec, body: Any, input_ids: tuple[BlockId, ...], *i
         value = [_own_buffers(b) for b in value]
     node = ray.get_runtime_context().get_node_id()
     done = {"worker": f"{node[:8]} pid {os.getpid()}", "rows": run.rows, "bytes": run.bytes,
-            "started": run.started, "finished": run.finished}
+            "started": run.started, "finished": run.finished, "spills": run.spills}
     meta = (value, node, [sum(b.nbytes for b in block) for block in blocks], done)
     return (meta, *blocks) if blocks else meta
 
@@ -126,8 +126,9 @@ class RayBlockStore:
         self._sizes: dict[BlockId, int] = {}
         self._lock = threading.Lock()
 
-    def put(self, block: BlockId, batches: list[pa.RecordBatch]) -> None:
-        """Put batches the driver holds (a cached partition) into the object store."""
+    def put(self, block: BlockId, batches: list[pa.RecordBatch], on_disk: bool = False) -> None:
+        """Put batches the driver holds (a cached partition) into the object store, which spills to disk by
+        itself (`on_disk` is left to it)."""
         import ray
 
         ref = ray.put(batches)

@@ -23,6 +23,9 @@ FORMS = ("sql", "dataframe")
 SPARK_MASTER = "local[2]"
 SHUFFLE_PARTITIONS = 4
 PYSPARK_DRIVER_MEMORY = "4g"
+# Under a memory cap (benchmarks.memory): DuckDB's memory_limit, and PySpark's driver heap, as shares of it.
+DUCKDB_LIMIT_SHARE = 0.7
+PYSPARK_HEAP_SHARE = 0.6
 
 Paths = dict[str, str]
 
@@ -37,6 +40,8 @@ class Engine:
     run: Callable[[int], Any]
     to_arrow: Callable[[Any], pa.Table]
     close: Callable[[], None]
+    # Bytes the engine has written to spill files since it started, where it says (Quiver); else None.
+    spilled_bytes: Callable[[], int | None] = lambda: None
 
 
 def query_tables(n: int, paths: Paths) -> Paths:
@@ -85,8 +90,29 @@ def _quiver_version(quiver: Any) -> str:
         return "unknown"
 
 
-def start_quiver(paths: Paths, form: str) -> Engine:
-    """Quiver with the session settings PySpark gets, so the two differ only in engine."""
+def _spill_counter(spark: Any) -> Callable[[], int]:
+    """Bytes a Quiver session's jobs and block store have spilled since this was called, from a job listener."""
+    from quiver.engine.execution.scheduler import JobListener
+
+    class SpillCounter(JobListener):
+        total = 0
+
+        def on_job_end(self, job: Any) -> None:
+            SpillCounter.total += job.spilled_bytes
+
+    scheduler = spark._context.scheduler
+    scheduler.listeners.append(SpillCounter())
+
+    def spilled() -> int:
+        store = scheduler.runtime.store_stats() if hasattr(scheduler.runtime, "store_stats") else {}
+        return SpillCounter.total + int(store.get("spilled_bytes", 0))
+
+    return spilled
+
+
+def start_quiver(paths: Paths, form: str, memory_cap: int | None = None) -> Engine:
+    """Quiver with the session settings PySpark gets, so the two differ only in engine. Under a memory cap it
+    is given no memory setting: it finds the cgroup's limit itself and budgets a fraction of it."""
     import quiver
 
     spark = (
@@ -96,22 +122,31 @@ def start_quiver(paths: Paths, form: str) -> Engine:
         .getOrCreate()
     )
     settings = f"`{SPARK_MASTER}`, shuffle partitions {SHUFFLE_PARTITIONS}, {form}"
+    if memory_cap is not None:
+        settings += f", memory budget {spark.conf.get('quiver.memory.fraction')} of the cgroup's limit"
     return Engine("quiver", f"quiver {_quiver_version(quiver)}", settings,
-                  _spark_api_runner(spark, paths, form), _same, spark.stop)
+                  _spark_api_runner(spark, paths, form), _same, spark.stop, _spill_counter(spark))
 
 
-def start_pyspark(paths: Paths, form: str) -> Engine:
-    """Real PySpark in local mode, its JVM started here; Arrow transfer on, UI off."""
+def _mib(nbytes: float) -> str:
+    return f"{int(nbytes / 2**20)}m"
+
+
+def start_pyspark(paths: Paths, form: str, memory_cap: int | None = None) -> Engine:
+    """Real PySpark in local mode, its JVM started here; Arrow transfer on, UI off. Under a memory cap the
+    driver's heap is PYSPARK_HEAP_SHARE of it (the JVM's metaspace, code and direct buffers and the Python
+    driver take the rest)."""
     import pyspark
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    driver_memory = PYSPARK_DRIVER_MEMORY if memory_cap is None else _mib(memory_cap * PYSPARK_HEAP_SHARE)
     spark = (
         SparkSession.builder.appName("quiver-bench-tpch")
         .master(SPARK_MASTER)
         .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
-        .config("spark.driver.memory", PYSPARK_DRIVER_MEMORY)
+        .config("spark.driver.memory", driver_memory)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
@@ -121,27 +156,33 @@ def start_pyspark(paths: Paths, form: str) -> Engine:
     java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
     version = f"pyspark {pyspark.__version__} (Spark {spark.version}, Java {java})"
     settings = (f"`{SPARK_MASTER}`, shuffle partitions {SHUFFLE_PARTITIONS}, driver memory "
-                f"{PYSPARK_DRIVER_MEMORY}, AQE on (default), Arrow on, {form}")
+                f"{driver_memory}, AQE on (default), Arrow on, {form}")
     return Engine("pyspark", version, settings, _spark_api_runner(spark, paths, form), _same, spark.stop)
 
 
-def start_duckdb(paths: Paths, form: str) -> Engine:
-    """DuckDB in memory at its default thread count, views over read_parquet made anew every run."""
+def start_duckdb(paths: Paths, form: str, memory_cap: int | None = None) -> Engine:
+    """DuckDB in memory at its default thread count, views over read_parquet made anew every run. Under a
+    memory cap its `memory_limit` is DUCKDB_LIMIT_SHARE of the cap (it spills to its temp directory past it)."""
     import duckdb
 
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
     threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
+    limit = ""
+    if memory_cap is not None:
+        con.execute(f"SET memory_limit = '{_mib(memory_cap * DUCKDB_LIMIT_SHARE)}B'")
+        limit = ", memory_limit " + con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
 
     def run(n: int) -> pa.Table:
         for table, path in query_tables(n, paths).items():
             con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet('{path}')")
         return con.sql(sql_text(n)).to_arrow_table()
 
-    return Engine("duckdb", f"duckdb {duckdb.__version__}", f"threads {threads} (default), SQL", run, _same, con.close)
+    return Engine("duckdb", f"duckdb {duckdb.__version__}", f"threads {threads} (default){limit}, SQL", run, _same,
+                  con.close)
 
 
-def start_polars(paths: Paths, form: str) -> Engine:
+def start_polars(paths: Paths, form: str, memory_cap: int | None = None) -> Engine:
     """Polars lazy queries over scan_parquet, collected with the default engine and thread pool."""
     import polars as pl
 
@@ -154,7 +195,7 @@ def start_polars(paths: Paths, form: str) -> Engine:
     return Engine("polars", f"polars {pl.__version__}", settings, run, lambda df: df.to_arrow(), lambda: None)
 
 
-STARTERS: dict[str, Callable[[Paths, str], Engine]] = {
+STARTERS: dict[str, Callable[[Paths, str, int | None], Engine]] = {
     "quiver": start_quiver,
     "duckdb": start_duckdb,
     "polars": start_polars,
@@ -162,6 +203,7 @@ STARTERS: dict[str, Callable[[Paths, str], Engine]] = {
 }
 
 
-def start(name: str, paths: Paths, form: str) -> Engine:
-    """Start engine `name` over the tables at `paths`; `form` (sql or dataframe) matters to Quiver and PySpark."""
-    return STARTERS[name](paths, form)
+def start(name: str, paths: Paths, form: str, memory_cap: int | None = None) -> Engine:
+    """Start engine `name` over the tables at `paths`; `form` (sql or dataframe) matters to Quiver and PySpark;
+    `memory_cap`: the bytes the kernel lets this process tree use (benchmarks.memory), which sizes the engine."""
+    return STARTERS[name](paths, form, memory_cap)

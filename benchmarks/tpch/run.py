@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -57,12 +58,15 @@ def _save(table: pa.Table, path: Path) -> None:
 
 
 def _time_query(engine: Any, n: int, repeat: int, slow_s: float, events: Path) -> tuple[Any, float, list[float]]:
-    """A warm-up run of query n, then `repeat` timed runs (one if the warm-up was slower than `slow_s`)."""
+    """A warm-up run of query n, then `repeat` timed runs (one if the warm-up was slower than `slow_s`);
+    `repeat` 0 times the first run alone (benchmarks.memory, where a fresh process runs each query once)."""
     gc.collect()
     emit(events, event="run", query=n, index=0)
     t0 = time.perf_counter()
     result = engine.run(n)
     warmup = time.perf_counter() - t0
+    if repeat == 0:
+        return result, warmup, [warmup]
     times: list[float] = []
     for index in range(1, (repeat if warmup < slow_s else 1) + 1):
         del result
@@ -77,7 +81,9 @@ def _time_query(engine: Any, n: int, repeat: int, slow_s: float, events: Path) -
 def _run_query(engine: Any, n: int, args: argparse.Namespace) -> None:
     """Time query n and save its answer, reporting a failure as an event rather than raising."""
     try:
+        spilled_before = engine.spilled_bytes()
         result, warmup, times = _time_query(engine, n, args.repeat, args.slow_s, args.events)
+        spilled_after = engine.spilled_bytes()
         table = engine.to_arrow(result)
         del result
         _save(table, answer_path(args.answers, engine.name, n))
@@ -87,7 +93,9 @@ def _run_query(engine: Any, n: int, args: argparse.Namespace) -> None:
         print(f"[{engine.name}] Q{n:02d}: FAILED {first_line(exc)}", flush=True)
         return
     median = statistics.median(times)
-    emit(args.events, event="query", query=n, times=times, warmup=warmup, median=median, rows=table.num_rows)
+    spilled = None if spilled_after is None else spilled_after - (spilled_before or 0)
+    emit(args.events, event="query", query=n, times=times, warmup=warmup, median=median, rows=table.num_rows,
+         spilled=spilled)
     runs = ", ".join(f"{x:.3f}" for x in times)
     print(f"[{engine.name}] Q{n:02d}: median {median:.3f}s (warm-up {warmup:.3f}s; runs {runs}; "
           f"{table.num_rows} rows)", flush=True)
@@ -109,11 +117,13 @@ def child_main(argv: list[str] | None = None, imported_s: float = 0.0) -> int:
     parser.add_argument("--form", choices=engines.FORMS, required=True)
     parser.add_argument("--events", type=Path, required=True)
     parser.add_argument("--answers", type=Path, required=True)
+    parser.add_argument("--memory-cap", type=int, default=None,
+                        help="bytes the kernel holds this process tree to (benchmarks.memory), to size the engine")
     args = parser.parse_args(argv)
     paths = {t: str(args.data / f"{t}.parquet") for t in TABLES}
     t0 = time.perf_counter()
     try:
-        engine = engines.start(args.engine, paths, args.form)
+        engine = engines.start(args.engine, paths, args.form, args.memory_cap)
     except Exception as exc:  # noqa: BLE001 - report any start-up failure, ImportError included
         traceback.print_exc()
         emit(args.events, event="fatal", error=first_line(exc))
@@ -169,12 +179,14 @@ class ChildExit:
     events: list[dict]
 
 
-def _child_command(name: str, queries: list[int], args: argparse.Namespace, data: Path, work: Path) -> list[str]:
+def _child_command(name: str, queries: list[int], args: argparse.Namespace, data: Path, work: Path,
+                   memory_cap: int | None) -> list[str]:
     return [
         sys.executable, "-m", "benchmarks.tpch.child",
         "--engine", name, "--data", str(data), "--queries", ",".join(map(str, queries)),
         "--repeat", str(args.repeat), "--slow-s", str(args.slow_s), "--form", args.form,
         "--events", str(work / f"{name}.events.jsonl"), "--answers", str(work),
+        *([] if memory_cap is None else ["--memory-cap", str(memory_cap)]),
     ]
 
 
@@ -220,17 +232,21 @@ def _end_group(child: subprocess.Popen) -> None:
         pass
 
 
-def _run_child(name: str, queries: list[int], args: argparse.Namespace, data: Path, work: Path,
-               run: EngineRun) -> ChildExit:
-    """One child over `queries`: stream its output, sample its memory, enforce the per-run timeout."""
+def run_child(name: str, queries: list[int], args: argparse.Namespace, data: Path, work: Path,
+              run: EngineRun, memory_cap: int | None = None,
+              preexec_fn: Callable[[], None] | None = None) -> ChildExit:
+    """One child over `queries`: stream its output, sample its memory, enforce the per-run timeout.
+    `memory_cap` tells the engine the bytes it is held to; `preexec_fn` runs in the child before the engine
+    starts (benchmarks.memory puts the child in its cgroup there)."""
     events = work / f"{name}.events.jsonl"
     events.unlink(missing_ok=True)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     with run.log.open("a") as log:
         # A session of its own, so a timeout ends the child and all it started (a JVM) by process group.
-        child = subprocess.Popen(_child_command(name, queries, args, data, work), cwd=REPO, env=env,
-                                 stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
+        child = subprocess.Popen(_child_command(name, queries, args, data, work, memory_cap), cwd=REPO, env=env,
+                                 stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True,
+                                 preexec_fn=preexec_fn)
         try:
             with _Watchdog(child, events, args.timeout) as watchdog, \
                     proctree.RssSampler(child.pid, args.sample_s) as sampler:
@@ -247,7 +263,7 @@ def _run_child(name: str, queries: list[int], args: argparse.Namespace, data: Pa
     return ChildExit(child.returncode, watchdog.killed, found)
 
 
-def _absorb(run: EngineRun, events: list[dict]) -> None:
+def absorb(run: EngineRun, events: list[dict]) -> None:
     """Fold one child's events into the engine's record."""
     for ev in events:
         if ev["event"] == "fatal":
@@ -279,8 +295,8 @@ def run_engine(name: str, args: argparse.Namespace, data: Path, work: Path) -> E
     t0 = time.perf_counter()
     pending = list(args.queries)
     while pending:
-        ended = _run_child(name, pending, args, data, work, run)
-        _absorb(run, ended.events)
+        ended = run_child(name, pending, args, data, work, run)
+        absorb(run, ended.events)
         if run.status == "failed" or not any(ev["event"] == "startup" for ev in ended.events):
             run.status = "failed"
             run.error = run.error or (f"start-up took over {args.timeout:.0f}s" if ended.killed

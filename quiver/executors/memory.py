@@ -8,8 +8,8 @@ other spillable holders, largest first, to give memory back by writing their sta
 refused and the asking operator spills its own state.
 
 The budget is `quiver.memory.limit` where set, else `quiver.memory.fraction` (0.6, Spark's
-`spark.memory.fraction`) of what the process may use: its cgroup's memory limit where one is set
-(v1 or v2), else the machine's physical memory. A Ray worker builds its own manager from the same
+`spark.memory.fraction`) of what the process may use less 300 MiB (Spark's reserved memory): its cgroup's
+memory limit where one is set (v1 or v2), else the machine's physical memory. A Ray worker builds its own manager from the same
 settings, so each worker has its own budget.
 """
 from __future__ import annotations
@@ -25,6 +25,10 @@ CGROUP_LIMIT_FILES = (
 )
 # cgroup v1 writes "no limit" as a page-aligned huge number.
 _UNLIMITED = 1 << 60
+# What the budget leaves out of the process's memory before taking its fraction, for the interpreter, the
+# libraries and the memory no reservation counts (a scan's batches in flight, Python objects): Spark's
+# RESERVED_SYSTEM_MEMORY_BYTES. A process with less than twice this reserves half of what it has.
+RESERVED_BYTES = 300 << 20
 
 
 def _own_cgroup_files() -> list[str]:
@@ -81,8 +85,11 @@ class MemorySettings:
     spill_root: str = ""
 
     def budget(self) -> int:
-        """The budget in bytes."""
-        return self.limit if self.limit is not None else int(available_memory() * self.fraction)
+        """The budget in bytes: the limit, else the fraction of what the process may use past `RESERVED_BYTES`."""
+        if self.limit is not None:
+            return self.limit
+        available = available_memory()
+        return int(max(available - RESERVED_BYTES, available // 2) * self.fraction)
 
 
 class Spillable(Protocol):

@@ -61,11 +61,17 @@ def test_the_default_budget_is_a_fraction_of_the_cgroup_limit_when_one_is_set(mo
     monkeypatch.setattr(memory, "_own_cgroup_files", lambda: [str(limit)])
     monkeypatch.setattr(memory, "CGROUP_LIMIT_FILES", ())
     assert memory.cgroup_memory_limit() == 3 << 30
-    assert MemorySettings(fraction=0.5).budget() == min(memory.physical_memory(), 3 << 30) // 2
+    reserved = memory.RESERVED_BYTES
+    assert MemorySettings(fraction=0.5).budget() == (min(memory.physical_memory(), 3 << 30) - reserved) // 2
     limit.write_text("max\n")
     assert memory.cgroup_memory_limit() is None
-    assert MemorySettings(fraction=0.5).budget() == memory.physical_memory() // 2
+    assert MemorySettings(fraction=0.5).budget() == (memory.physical_memory() - reserved) // 2
     assert MemorySettings(limit=12345).budget() == 12345
+
+
+def test_a_small_process_reserves_half_of_what_it_has(monkeypatch):
+    monkeypatch.setattr(memory, "available_memory", lambda: 400 << 20)
+    assert MemorySettings(fraction=0.5).budget() == (200 << 20) // 2
 
 
 def test_tasks_of_one_process_share_one_manager_per_budget():

@@ -1,10 +1,16 @@
-"""Keep freed memory for reuse instead of handing it back to the OS after every batch.
+"""Keep freed memory for reuse while a query runs, and hand it back to the OS soon after.
 
 A query allocates and frees column buffers of the same sizes batch after batch. By default Arrow's
 mimalloc returns freed pages to the OS within milliseconds and glibc unmaps every block over 128 KiB
 (numpy's temporaries), so each batch faults its pages in afresh. On a virtual machine a fault costs
 microseconds: TPC-H SF1 on this project's 2-core VM took 552k faults and 7.3 s of system time over
-88 query runs, against 72k faults and 3.8 s with the settings below (`benchmarks/RESULTS.md`).
+88 query runs, against 72k faults and 3.8 s when freed memory was never returned (`benchmarks/RESULTS.md`).
+
+Never returning it has its own cost: a process's resident memory stays at the high-water mark of every
+size class and thread it ever used, 1.1 GiB above what Arrow held at TPC-H SF10 Q18, which under a
+cgroup's limit is memory the kernel cannot reclaim (benchmarks.memory). So freed pages are kept for
+`PURGE_DELAY_MS`, long enough for the next batches of an operator to reuse them, and glibc trims its heap
+once more than `GLIBC_TRIM_THRESHOLD` is free at its top.
 
 mimalloc reads its options once, when Arrow's library loads, so they only apply when `quiver` is
 imported before `pyarrow`; glibc's can be set at any time. `QUIVER_KEEP_FREED_MEMORY=0` turns both off.
@@ -16,9 +22,10 @@ import ctypes.util
 import os
 import sys
 
+PURGE_DELAY_MS = 100
 MIMALLOC_OPTIONS = {
-    # Never decommit freed pages: the next batch reuses them without faulting.
-    "MIMALLOC_PURGE_DELAY": "-1",
+    # Decommit freed pages only after this long unused: the next batch reuses them without faulting.
+    "MIMALLOC_PURGE_DELAY": str(PURGE_DELAY_MS),
     # Back arenas with transparent huge pages (madvise mode): one fault per 2 MiB, not per 4 KiB.
     "MIMALLOC_ALLOW_LARGE_OS_PAGES": "1",
 }
@@ -27,7 +34,7 @@ _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 # Blocks up to this size come from the heap and are reused; above it glibc still maps them itself.
 GLIBC_MMAP_THRESHOLD = 32 << 20  # glibc's largest allowed value on 64-bit
-GLIBC_TRIM_THRESHOLD = 1 << 30
+GLIBC_TRIM_THRESHOLD = 64 << 20
 
 
 def keep_freed_memory() -> list[str]:

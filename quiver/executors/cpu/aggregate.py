@@ -273,8 +273,9 @@ def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple
                 yield prepared
 
         if runs is not None:
-            yield partial_state_types(segment.restore(pa.Table.from_batches(list(stream()), schema=runs.schema)),
-                                      calls)
+            # Run states come out chunk by chunk too: a segment can span the whole partition.
+            for chunk in table_chunks(stream(), runs.schema):
+                yield partial_state_types(segment.restore(chunk), calls)
             continue
         # States per chunk of the segment: a group may get a state row in several, which the final
         # aggregate merges as it merges those of other partitions.

@@ -95,10 +95,16 @@ _MIRRORED = {"inner": "inner", "left": "right outer", "right": "left outer", "fu
              "left_semi": "right semi", "left_anti": "right anti"}
 # Acero's join types (the probe side on its left) whose output for a probe row depends on that row alone.
 _PROBE_LOCAL = frozenset({"inner", "left outer", "left semi", "left anti"})
-# Probe chunks hold at least this many times the build side's rows (building costs a few times
-# what probing does per row), and at most MAX_CHUNK_ROWS; past that the probe side streams.
+# Probe chunks hold BUILD_REUSE times the build side's rows (building costs a few times what probing
+# does per row), but no more than MAX_CHUNK_ROWS or the build side's rows, whichever is larger: a chunk's
+# memory stays within a small multiple of the build side's, which the operator has reserved.
 BUILD_REUSE = 16
 MAX_CHUNK_ROWS = 4 * CHUNK_ROWS
+
+
+def probe_chunk_rows(build_rows: int) -> int:
+    """How many probe rows one Acero plan joins against a build side of `build_rows` rows."""
+    return max(CHUNK_ROWS, min(build_rows * BUILD_REUSE, max(MAX_CHUNK_ROWS, build_rows)))
 
 
 def stream_hash_join(
@@ -146,12 +152,13 @@ def stream_hash_join(
     keep_build = [n for n in build.column_names if n in names]
     probe_side = _JoinSide(probe_names, keep_probe)
     build_side = _JoinSide(build_names, keep_build)
-    chunk_rows = max(CHUNK_ROWS, build.num_rows * BUILD_REUSE)
-    if join_type in _PROBE_LOCAL and chunk_rows <= MAX_CHUNK_ROWS:
+    if join_type in _PROBE_LOCAL:
         # Each chunk of probe rows joins on this thread; the hash table is built again per chunk,
         # which chunks of many times the build side's rows keep to a small share of the work.
-        # A chunk smaller than the build side is itself the cheaper side to build on.
-        for chunk in table_chunks(batches(), schema, chunk_rows):
+        # A chunk smaller than the build side is itself the cheaper side to build on. One plan over
+        # the whole probe side would not bound memory: Acero queues up to 1 GiB of a plan's output
+        # before pausing its sources, and with use_threads=False it drains the probe source into it.
+        for chunk in table_chunks(batches(), schema, probe_chunk_rows(build.num_rows)):
             if chunk.num_rows < build.num_rows:
                 plan = _hash_join(_SWAPPED[join_type], build, build_side, chunk, probe_side, residual)
             else:

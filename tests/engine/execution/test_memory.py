@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from quiver.engine.execution.memory import PURGE_DELAY_MS
+
 PROBE = """
 import json, os, sys
 {first}
@@ -26,13 +28,13 @@ def _probe(first: str, **env: str) -> dict:
 
 def test_import_quiver_first_sets_mimalloc_options_before_arrow_loads():
     seen = _probe("import quiver")
-    assert seen["env"] == {"MIMALLOC_PURGE_DELAY": "-1", "MIMALLOC_ALLOW_LARGE_OS_PAGES": "1"}
+    assert seen["env"] == {"MIMALLOC_PURGE_DELAY": str(PURGE_DELAY_MS), "MIMALLOC_ALLOW_LARGE_OS_PAGES": "1"}
     assert seen["again"] == ["glibc"]  # Arrow is loaded now: only glibc's settings can still apply
 
 
 def test_a_users_own_setting_wins():
-    seen = _probe("import quiver", MIMALLOC_PURGE_DELAY="100")
-    assert seen["env"]["MIMALLOC_PURGE_DELAY"] == "100"
+    seen = _probe("import quiver", MIMALLOC_PURGE_DELAY="250")
+    assert seen["env"]["MIMALLOC_PURGE_DELAY"] == "250"
 
 
 def test_after_pyarrow_only_glibc_is_tuned():

@@ -9,8 +9,8 @@ refused and the asking operator spills its own state.
 
 The budget is `quiver.memory.limit` where set, else `quiver.memory.fraction` (0.6, Spark's
 `spark.memory.fraction`) of what the process may use less 300 MiB (Spark's reserved memory): its cgroup's
-memory limit where one is set (v1 or v2), else the machine's physical memory. A Ray worker builds its own manager from the same
-settings, so each worker has its own budget.
+memory limit where one is set (v1 or v2), else the machine's physical memory. A Ray worker builds its
+own manager from the same settings, so each worker has its own budget.
 """
 from __future__ import annotations
 

@@ -70,6 +70,7 @@ class DataFrame:
     def __init__(self, session: Session, plan: L.LogicalPlan):
         self._session = session
         self._plan = plan
+        self._last_execution: QueryExecution | None = None
 
     sparkSession = property(lambda self: self._session)
 
@@ -83,7 +84,9 @@ class DataFrame:
             return self._with(build(*args))
 
     def _execution(self) -> QueryExecution:
-        return QueryExecution(self._session._context, self._plan)
+        """A fresh execution of this DataFrame's plan, kept as its last so `explain("cost")` can show its run."""
+        self._last_execution = QueryExecution(self._session._context, self._plan)
+        return self._last_execution
 
     # ---------------------------------------------------------- schema
 
@@ -614,7 +617,11 @@ class DataFrame:
                 path: str | None = None) -> None:
         """Print the plans (simple, extended, codegen, cost, formatted), or with mode="graph" write the
         stage DAG, each operator coloured by its device, as a PNG (to `path`, or a new numbered file in
-        `quiver.ui.graphDir`) and show it inline in a notebook."""
+        `quiver.ui.graphDir`) and show it inline in a notebook. After an action on this DataFrame, "cost"
+        also says what each stage and operator of that run spilled to disk.
+
+        >>> counts = df.groupBy("k").count(); rows = counts.collect(); counts.explain("cost")
+        """
         chosen = explain_mode(extended, mode)
         if path is not None and chosen != "graph":
             raise ConfigurationError(f"explain(path=...) is for mode='graph', not mode={chosen!r}")
@@ -622,7 +629,8 @@ class DataFrame:
         if chosen == "graph":
             explain_graph(qe, path)
             return
-        print(qe.explain_string(chosen))
+        last = self._last_execution
+        print(qe.explain_string(chosen, last_run=last.last_job if last is not None else None))
 
     def transform(self, func: Any, *args: Any, **kwargs: Any) -> DataFrame:
         return func(self, *args, **kwargs)

@@ -39,6 +39,7 @@ from quiver.planners.stages import StageGraph, split_stages
 
 if TYPE_CHECKING:
     from quiver.engine.execution.context import ExecutionContext
+    from quiver.engine.execution.scheduler import JobMetrics
 
 # PySpark's explain modes, and ours: "graph" draws the stage DAG with each operator's device.
 EXPLAIN_MODES = ("simple", "extended", "codegen", "cost", "formatted", "graph")
@@ -238,6 +239,8 @@ class QueryExecution:
         self.materializing = materializing
         self.describe_only = describe_only
         self._reused: list[list[BlockId]] = []
+        # The job this query's last run ran (its stages' rows, bytes and spills), for explain("cost").
+        self.last_job: JobMetrics | None = None
 
     @cached_property
     def _optimized(self) -> tuple[L.LogicalPlan, list[str]]:
@@ -310,6 +313,7 @@ class QueryExecution:
             with running_ansi(ansi):
                 return self.context.run_job(self.stages, result_task, ansi=ansi)
         finally:
+            self.last_job = self.context.scheduler.thread_last_job
             self.release()
 
     def to_table(self) -> pa.Table:
@@ -332,7 +336,9 @@ class QueryExecution:
         with running_ansi(self.context.conf.ansi_enabled()):
             return "\n".join(self.context.place(s.id, s.root).describe() for s in self.stages.stages)
 
-    def explain_string(self, mode: str = "extended") -> str:
+    def explain_string(self, mode: str = "extended", last_run: JobMetrics | None = None) -> str:
+        """The plans as `DataFrame.explain(mode)` prints them; in cost mode, `last_run` (the job of the
+        DataFrame's last action) adds what each stage and operator spilled."""
         sections = []
         if mode in ("extended", "formatted", "all"):
             sections.append("== Analyzed Logical Plan ==\n" + self.analyzed.tree_string())
@@ -348,6 +354,9 @@ class QueryExecution:
         sections.append("== Placement ==\n" + self.placement_string())
         if mode == "cost":
             sections.append("== Storage cache (this process, so far) ==\n" + _storage_cache_line())
+            if last_run is not None:
+                sections.append("== Last run: what spilled to disk under the memory budget ==\n"
+                                + spill_summary(last_run, self.context.memory_settings().budget()))
         self.release()
         return "\n\n".join(sections) + "\n"
 
@@ -358,6 +367,24 @@ def _estimated_tree(plan: PhysicalPlan, indent: int = 0) -> str:
     note = f"  [rows≈{size[0]:,}, bytes≈{size[1]:,}]" if size is not None else "  [size unknown]"
     lines = [("   " * (indent - 1) + "+- " if indent else "") + plan.node_string() + note]
     lines += [_estimated_tree(c, indent + 1) for c in plan.children()]
+    return "\n".join(lines)
+
+
+def spill_summary(job: JobMetrics, budget: int) -> str:
+    """Per stage of a run job, the operators that spilled (spills, bytes written), and the block store's
+    spills, or that nothing spilled, under a budget of `budget` bytes."""
+    lines = [f"job {job.job_id}, memory budget {budget:,} bytes per process: "
+             + (f"{job.spilled_bytes:,} bytes spilled by operators" if job.spilled_bytes
+                else "no operator spilled")]
+    for stage in job.stages:
+        if stage.spills:
+            parts = ", ".join(f"{op} {n:,} spill{'s' if n != 1 else ''} ({b:,} bytes)"
+                              for op, (n, b) in sorted(stage.spills.items()))
+            lines.append(f"  stage {stage.stage_id} {stage.description}: {parts}")
+    store = job.object_store
+    if store.get("spilled_bytes"):
+        lines.append(f"  block store (this process, so far): {store.get('spills', 0):,} spills, "
+                     f"{store['spilled_bytes']:,} bytes")
     return "\n".join(lines)
 
 

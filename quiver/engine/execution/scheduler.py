@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -230,10 +231,17 @@ class DAGScheduler:
         # can draw itself, without this layer knowing how.
         self.job_record = job_record
         self.last_job: JobMetrics | None = None
+        # The last job each thread ran, for the action that ran it (a session's threads run jobs side by side).
+        self._thread_jobs = threading.local()
         # Told of each job, stage and task as they run: progress displays.
         self.listeners: list[JobListener] = []
         # The job group and tags each thread gives its jobs, and the running jobs, for cancelling them.
         self.jobs = JobGroups()
+
+    @property
+    def thread_last_job(self) -> JobMetrics | None:
+        """The last job the calling thread ran."""
+        return getattr(self._thread_jobs, "last", None)
 
     @property
     def store(self) -> BlockStore:
@@ -278,7 +286,7 @@ class DAGScheduler:
             self.jobs.finish(job_id)
             self.store.drop_namespace(job.namespace)
             job.metrics.seconds = time.perf_counter() - started
-            self.last_job = job.metrics
+            self.last_job = self._thread_jobs.last = job.metrics
             self._tell("on_job_end", job.metrics)
 
     # ---------------------------------------------------------- stages

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 import os
 import random
-import subprocess
 import sys
+import subprocess
 import textwrap
 
 import pyarrow as pa
@@ -84,6 +84,30 @@ def keyed(spark, n: int, keys: int, seed: int = 1):
         "v": [rng.random() * 100 for _ in range(n)],
         "i": [rng.randrange(-1000, 1000) for _ in range(n)],
     }))
+
+
+def test_explain_cost_after_a_run_says_which_stage_and_operator_spilled(spark, budget, capsys):
+    df = keyed(spark, 120_000, 30_000).groupBy("s", "k").agg(F.sum("i").alias("total"), F.min("v").alias("lo"),
+                                                             F.max("s").alias("hi"))
+    df.explain("cost")
+    assert "== Last run" not in capsys.readouterr().out  # not run yet
+    budget(BUDGET)
+    try:
+        df.collect()
+        job = spark.lastJob()
+        df.explain("cost")
+    finally:
+        budget(None)
+    out = capsys.readouterr().out
+    section = out[out.index("== Last run: what spilled to disk under the memory budget =="):]
+    stage = next(s for s in job.stages if "HashAggregate" in s.spills)
+    count, written = stage.spills["HashAggregate"]
+    assert f"memory budget {256 * 1024:,} bytes" in section
+    assert f"stage {stage.stage_id} " in section
+    assert f"HashAggregate {count:,} spill" in section and f"({written:,} bytes)" in section
+    df.collect()  # a run that did not spill replaces it
+    df.explain("cost")
+    assert "no operator spilled" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("partitions", [1, 3])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 CGROUP_LIMIT_FILES = (
@@ -83,13 +83,28 @@ class MemorySettings:
     limit: int | None = None
     fraction: float = 0.6
     spill_root: str = ""
+    # The share of the machine's memory this process stands for: 1 for a session's own process, a Ray
+    # worker's CPUs over its node's (the node's memory is split among the workers running there).
+    share: float = 1.0
 
     def budget(self) -> int:
-        """The budget in bytes: the limit, else the fraction of what the process may use past `RESERVED_BYTES`."""
+        """The budget in bytes: the limit, else the fraction of this process's share of what it may use past
+        `RESERVED_BYTES`."""
         if self.limit is not None:
             return self.limit
-        available = available_memory()
-        return int(max(available - RESERVED_BYTES, available // 2) * self.fraction)
+        available = int(available_memory() * self.share)
+        return max(1, int(max(available - RESERVED_BYTES, available // 2) * self.fraction))
+
+    def for_worker(self, assigned: dict[str, float], node_cpus: float) -> MemorySettings:
+        """These settings in a Ray worker running a task that holds `assigned` resources on a node of
+        `node_cpus` CPUs: the `memory` resource Ray gave the task where it asked for one (that is what Ray
+        keeps free for it), else the task's CPUs' share of the node's memory. An explicit limit stays."""
+        if self.limit is not None:
+            return self
+        if assigned.get("memory"):
+            return replace(self, limit=max(1, int(assigned["memory"] * self.fraction)))
+        cpus = assigned.get("CPU", 0.0) or 1.0
+        return replace(self, share=min(1.0, cpus / node_cpus) if node_cpus > 0 else 1.0)
 
 
 class Spillable(Protocol):

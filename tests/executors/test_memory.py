@@ -82,3 +82,16 @@ def test_tasks_of_one_process_share_one_manager_per_budget():
 def test_a_budget_must_be_positive():
     with pytest.raises(ValueError, match="positive"):
         MemoryManager(0)
+
+
+def test_a_ray_worker_budgets_its_cpus_share_of_the_node_or_the_memory_ray_gave_its_task(monkeypatch):
+    monkeypatch.setattr(memory, "available_memory", lambda: 8 << 30)
+    settings = MemorySettings(fraction=0.5)
+    whole = settings.budget()
+    assert whole == ((8 << 30) - memory.RESERVED_BYTES) // 2
+    quarter = settings.for_worker({"CPU": 1.0}, node_cpus=4)
+    assert quarter.budget() == ((2 << 30) - memory.RESERVED_BYTES) // 2
+    assert settings.for_worker({"CPU": 8.0}, node_cpus=4).budget() == whole  # never more than the node
+    assert settings.for_worker({"CPU": 0.0}, node_cpus=4).budget() == quarter.budget()  # a zero-CPU task: one slot
+    assert settings.for_worker({"CPU": 1.0, "memory": 1 << 30}, node_cpus=4).budget() == (1 << 30) // 2
+    assert MemorySettings(limit=12345).for_worker({"CPU": 1.0}, node_cpus=4).budget() == 12345

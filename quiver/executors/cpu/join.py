@@ -165,10 +165,44 @@ def stream_hash_join(
                 plan = _hash_join(join_type, chunk, probe_side, build, build_side, residual)
             yield from _named(plan, names)
         return
-    # Unmatched build rows (or matched ones, for a semi join) are known only once every probe
-    # row is in: one plan streams the whole probe side.
-    reader = pa.RecordBatchReader.from_batches(schema, batches())
-    yield from _named(_hash_join(join_type, reader, probe_side, build, build_side, residual), names)
+    yield from _build_side_join(join_type, table_chunks(batches(), schema, probe_chunk_rows(build.num_rows)),
+                                schema, probe_side, build, build_side, residual, names)
+
+
+# Join types whose unmatched (or matched) build rows matter, and the probe-local join each chunk runs.
+_PER_CHUNK = {"right outer": "inner", "full outer": "left outer", "right semi": "inner", "right anti": "inner"}
+_BUILD_ROW = "__build_row"
+
+
+def _build_side_join(join_type: str, chunks: Iterator[pa.Table], schema: pa.Schema, probe_side: _JoinSide,
+                     build: pa.Table, build_side: _JoinSide, residual: pc.Expression | None,
+                     names: list[str]) -> Iterator[pa.RecordBatch]:
+    """A join whose build rows' fate is known only once every probe row is in, chunk by chunk like the
+    others: each chunk's matches (and, for a full outer join, its unmatched probe rows) come out at once, a
+    bitmap keeps which build rows some pair matched (the residual condition included), and the build rows
+    the join type asks for come out after the last chunk: the unmatched ones null-extended for an outer
+    join, the matched or unmatched ones for a semi or anti join."""
+    numbered = build.append_column(_BUILD_ROW, pa.array(np.arange(build.num_rows, dtype=np.int64)))
+    matched = np.zeros(build.num_rows, dtype=bool)
+    pairs = join_type in ("right outer", "full outer")
+    probe_out = probe_side if pairs else _JoinSide(probe_side.keys, [])
+    build_out = _JoinSide(build_side.keys, (build_side.output if pairs else []) + [_BUILD_ROW])
+    for chunk in chunks:
+        plan = _hash_join(_PER_CHUNK[join_type], chunk, probe_out, numbered, build_out, residual)
+        for batch in plan.to_reader(use_threads=False):
+            if not batch.num_rows:
+                continue
+            rows = batch.column(_BUILD_ROW)
+            matched[(rows.drop_null() if rows.null_count else rows).to_numpy()] = True
+            if pairs:
+                yield pa.RecordBatch.from_arrays([batch.column(n) for n in names], names=names)
+    chosen = np.flatnonzero(matched if join_type == "right semi" else ~matched)
+    if not len(chosen):
+        return
+    rest = build.take(pa.array(chosen))
+    yield pa.RecordBatch.from_arrays(
+        [rest.column(n).combine_chunks() if n in rest.column_names else pa.nulls(len(chosen), schema.field(n).type)
+         for n in names], names=names)
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ def _streamed_rows(left_rows, right_rows, how, two_keys, residual, probe_is_left
 @given(left=sides, right=sides, two_keys=st.booleans())
 def test_stream_hash_join_matches_duckdb_on_either_side(monkeypatch, chunk_rows, residual, left, right, two_keys):
     """Chunks smaller than the build side are built on themselves (the join swapped); join types whose
-    unmatched build rows matter stream the whole probe side through one plan."""
+    unmatched build rows matter keep a bitmap of matched build rows over the chunks and add them at the end."""
     monkeypatch.setattr(join_module, "CHUNK_ROWS", chunk_rows)
     monkeypatch.setattr(join_module, "BUILD_REUSE", 0 if chunk_rows < 8 else 16)
     monkeypatch.setattr(join_module, "MAX_CHUNK_ROWS", 1 << 24)

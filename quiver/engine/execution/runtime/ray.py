@@ -13,6 +13,7 @@ A task placed on a GPU asks Ray for `num_gpus=1`, on an NPU for the custom resou
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -97,16 +98,29 @@ def _run_in_worker(spec: TaskSpec, body: Any, input_ids: tuple[BlockId, ...], *i
     """A task inside a Ray worker: its inputs arrive as arguments (mapped from the object store)."""
     import ray
 
-    run = replace(spec, body=body).run(InputBlocks(dict(zip(input_ids, inputs))))
+    context = ray.get_runtime_context()
+    memory = spec.memory.for_worker(context.get_assigned_resources(), _node_cpus(context.get_node_id()))
+    run = replace(spec, body=body, memory=memory).run(InputBlocks(dict(zip(input_ids, inputs))))
     blocks = [[_own_buffers(b) for b in block] for block in run.blocks]
     value = run.value
     if isinstance(value, list) and all(isinstance(b, pa.RecordBatch) for b in value):
         value = [_own_buffers(b) for b in value]
-    node = ray.get_runtime_context().get_node_id()
+    node = context.get_node_id()
     done = {"worker": f"{node[:8]} pid {os.getpid()}", "rows": run.rows, "bytes": run.bytes,
             "started": run.started, "finished": run.finished, "spills": run.spills}
     meta = (value, node, [sum(b.nbytes for b in block) for block in blocks], done)
     return (meta, *blocks) if blocks else meta
+
+
+@functools.lru_cache(maxsize=8)
+def _node_cpus(node_id: str) -> float:
+    """The CPUs Ray gives a node: its workers split its memory by them (asked once per worker process)."""
+    import ray
+
+    for node in ray.nodes():
+        if node.get("NodeID") == node_id:
+            return float(node.get("Resources", {}).get("CPU", 0.0))
+    return 0.0
 
 
 def _own_buffers(batch: pa.RecordBatch) -> pa.RecordBatch:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 import os
 import random
-import sys
 import subprocess
+import sys
 import textwrap
 
 import pyarrow as pa

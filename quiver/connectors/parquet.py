@@ -36,6 +36,10 @@ from quiver.engine.core.types import (
 )
 
 MAX_FOOTERS = 1000
+# A row group whose columns read take more than this (uncompressed, as its footer says) is decoded a batch
+# of SCAN_BATCH_ROWS rows at a time, so a scan task holds one batch of it, not the whole group decoded.
+SCAN_ROW_GROUP_BYTES = 64 << 20
+SCAN_BATCH_ROWS = 1 << 17
 CODECS = {"none": "none", "uncompressed": "none", "snappy": "snappy", "gzip": "gzip",
           "zstd": "zstd", "lz4": "lz4", "brotli": "brotli"}
 _EXTENSIONS = {"none": "", "snappy": ".snappy", "gzip": ".gz", "zstd": ".zstd", "lz4": ".lz4", "brotli": ".br"}
@@ -266,6 +270,10 @@ class ParquetFormat:
             scan_schema = pa.schema([physical.field(f.name) if f.name in physical.names else f for f in schema])
             row_groups = _matching_row_groups(fragment, row_groups, predicate, scan_schema)
         for i in row_groups:
+            if decoded is None and stored and _uncompressed_bytes(meta, i, stored) > SCAN_ROW_GROUP_BYTES:
+                yield from (project_file_batch(b, schema, columns, partition)
+                            for b in _row_group_in_batches(reader, path, i, stored))
+                continue
             key = (path, decoded[1], i, tuple(stored), tuple(dictionary)) if decoded is not None else None
             table = decoded[0].get(key) if decoded is not None else None
             if table is None:
@@ -293,6 +301,24 @@ class ParquetFormat:
 
     def open_writer(self, path: str, schema: pa.Schema, options: ReadOptions) -> ParquetFileWriter:
         return ParquetFileWriter(path, schema, self.codec(options))
+
+
+def _uncompressed_bytes(meta: pq.FileMetaData, row_group: int, columns: list[str]) -> int:
+    """What the footer says `columns` of one row group take uncompressed (their decoded size, roughly)."""
+    group = meta.row_group(row_group)
+    wanted = set(columns)
+    return sum(group.column(c).total_uncompressed_size for c in range(group.num_columns)
+               if group.column(c).path_in_schema.split(".")[0] in wanted)
+
+
+def _row_group_in_batches(reader: pq.ParquetFile, path: str, row_group: int,
+                          columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """One row group decoded SCAN_BATCH_ROWS rows at a time."""
+    try:
+        yield from reader.iter_batches(batch_size=SCAN_BATCH_ROWS, row_groups=[row_group], columns=columns,
+                                       use_threads=False)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise FileReadError(f"could not read Parquet file {file_uri(path)}: {e}") from e
 
 
 _INT32_KINDS = (ByteType, ShortType, IntegerType)

@@ -61,6 +61,25 @@ def test_reads_stream_batches_not_one_table(tmp_path):
     assert len(batches) >= 3 and all(isinstance(b, pa.RecordBatch) for b in batches)
 
 
+def test_a_large_row_group_is_decoded_a_batch_at_a_time(tmp_path, monkeypatch):
+    """A scan holds one bounded batch of a row group whose columns exceed SCAN_ROW_GROUP_BYTES, every row
+    once, in order; a row group under the bound is read whole."""
+    from quiver.connectors import parquet
+
+    write(tmp_path / "f.parquet", numbers(0, 50_000), row_group_size=25_000)
+    source = file_source("parquet", tmp_path / "f.parquet")
+    whole = list(source.read(source.splits(1)[0], ["x", "s"], None))
+    assert [b.num_rows for b in whole] == [25_000, 25_000]
+    monkeypatch.setattr(parquet, "SCAN_ROW_GROUP_BYTES", 100_000)
+    monkeypatch.setattr(parquet, "SCAN_BATCH_ROWS", 4096)
+    batches = list(source.read(source.splits(1)[0], ["x", "s"], None))
+    assert max(b.num_rows for b in batches) == 4096 and len(batches) == 2 * 7
+    assert pa.Table.from_batches(batches).equals(pa.Table.from_batches(whole))
+    # Only the columns read count: x alone (8 bytes a row) stays under a bound that x and s exceed.
+    monkeypatch.setattr(parquet, "SCAN_ROW_GROUP_BYTES", 300_000)
+    assert [b.num_rows for b in source.read(source.splits(1)[0], ["x"], None)] == [25_000, 25_000]
+
+
 def _corrupt_row_group(path: str, row_group: int) -> None:
     """Overwrite the data pages of one row group, so reading it would fail."""
     meta = pq.read_metadata(path)

@@ -8,6 +8,7 @@ exchange may run on either device. With numpy as the namespace the device is *em
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -23,6 +24,7 @@ from quiver.executors.cpu.map_batches import map_partition
 from quiver.executors.device.kernels import (
     DeviceBatch,
     DeviceColumn,
+    device_nbytes,
     device_type_supported,
     evaluate,
     filter_batch,
@@ -38,6 +40,14 @@ from quiver.executors.device.kernels import (
 )
 from quiver.executors.device.kernels.concat import concat_batches
 from quiver.planners.physical import nodes as P
+
+# The share of the device's free memory one operator's working set may take: the rest is for the other tasks
+# sharing the device and the kernels' temporaries.
+DEVICE_HEADROOM = 0.5
+# Device bytes an operator works in per byte of input it holds, its input included: a group-by's key codes,
+# group ids and states; a join's coded keys, match indices and gathered output; a sort's permutation and
+# its taken output.
+DEVICE_WORKING_SET = {"HashAggregate": 3.0, "HashJoin": 3.0, "Sort": 3.0, "TopK": 2.0}
 
 ARRAY_OPERATORS = frozenset({"FilterExec", "ProjectExec", "HashAggregateExec", "HashJoinExec", "SortExec", "TopKExec",
                              "CachedExec"})
@@ -58,6 +68,23 @@ class ArrayExecutor:
         # Partitions of cached relations kept on this device (`quiver.cache.device`), by (cache key, partition).
         self._cached: dict[tuple[int, int], list[DeviceBatch]] = {}
         self._cache_lock = threading.Lock()
+
+    # What the device's runtime raises when an allocation fails (the GPU and NPU executors add theirs).
+    out_of_memory_errors: tuple[type[BaseException], ...] = (MemoryError,)
+
+    def free_bytes(self) -> int | None:
+        """Device memory free now, for an operator's working set: an emulated device's profile memory less
+        what its cache holds (a real device's executor asks its runtime); None for no bound."""
+        if self.device.memory_bytes is None:
+            return None
+        with self._cache_lock:
+            cached = sum(device_nbytes(b) for batches in self._cached.values() for b in batches)
+        return max(0, self.device.memory_bytes - cached)
+
+    def operator_budget(self) -> int | None:
+        """Device bytes one operator may work in now (DEVICE_HEADROOM of the free memory)."""
+        free = self.free_bytes()
+        return None if free is None else int(free * DEVICE_HEADROOM)
 
     def __reduce__(self):
         """Pickled into a worker process (Ray), the executor opens the same device anew there; the device
@@ -139,7 +166,70 @@ class ArrayExecutor:
         handler = getattr(self, f"_{type(plan).__name__}", None)
         if handler is None:
             raise QuiverError(f"{self.device} cannot run {type(plan).__name__}")
-        yield from handler(plan, partition, ctx)
+        try:
+            yield from handler(plan, partition, ctx)
+        except self.out_of_memory_errors as exc:
+            # The data outgrew what the budget foresaw (another process took the memory): the task reruns on
+            # the CPU rather than failing.
+            raise DeviceFallback(f"{self.device} ran out of memory in {type(plan).__name__}: {exc}") from exc
+
+    # -- the memory budget: gather what fits, else hand the operator to the CPU
+
+    def _gathered(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext, operator: str,
+                  reserved: int = 0) -> tuple[list[DeviceBatch], Iterator[pa.RecordBatch] | None]:
+        """`plan`'s batches on the device while they, with the working memory `operator` needs for them and
+        `reserved` bytes already held, fit its budget: (batches, None). Past it, ([], every batch on the
+        host, those gathered so far first), for the operator to run on the CPU instead."""
+        budget = self.operator_budget()
+        factor = DEVICE_WORKING_SET[operator]
+        held: list[DeviceBatch] = []
+        used = reserved
+        stream = self.device_batches(plan, partition, ctx)
+        for batch in stream:
+            if not batch.num_rows:
+                continue
+            held.append(batch)
+            used += int(device_nbytes(batch) * factor)
+            if budget is not None and used > budget:
+                return [], _to_host(held, stream)
+        return held, None
+
+    def _chunks(self, batches: Iterator[DeviceBatch], operator: str, reserved: int = 0) -> Iterator[DeviceBatch]:
+        """`batches` concatenated into chunks that, with `operator`'s working memory and `reserved` bytes,
+        fit its budget (a batch alone over it is a chunk of its own)."""
+        budget = self.operator_budget()
+        factor = DEVICE_WORKING_SET[operator]
+        held: list[DeviceBatch] = []
+        used = reserved
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            size = int(device_nbytes(batch) * factor)
+            if held and budget is not None and used + size > budget:
+                yield concat_batches(held, self.xp)
+                held, used = [], reserved
+            held.append(batch)
+            used += size
+        if held:
+            yield concat_batches(held, self.xp)
+
+    def _on_host(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext,
+                 pulled: dict[int, Iterator[pa.RecordBatch]]) -> Iterator[DeviceBatch]:
+        """Operator `plan` run by the CPU executor, which spills under the host's budget, over the rows its
+        children already gave (`pulled`, by child identity; any other child is run where it is placed);
+        its output moves back here. Only this operator leaves the device, not the task."""
+        cpu = ctx.default_executor
+        if cpu is None or cpu is self:
+            raise DeviceFallback(f"{type(plan).__name__} does not fit {self.device}'s memory")
+        counts = ctx.metrics.setdefault("device_fallbacks", {})
+        counts[type(plan).__name__] = counts.get(type(plan).__name__, 0) + 1
+        ctx.spill  # noqa: B018 - the copy below shares this attempt's spill space, removed with it
+        replays = {key: _Replay(self.device, stream) for key, stream in pulled.items()}
+        host = dataclasses.replace(ctx, placement={**ctx.placement, **replays, id(plan): cpu})
+        names = {a.internal_name: a.name for a in plan.output}
+        for batch in cpu.execute(plan, partition, host):
+            if batch.num_rows:
+                yield to_device(batch, self.xp, labels=[names.get(n, n) for n in batch.schema.names])
 
     # -- operators
 
@@ -164,7 +254,15 @@ class ArrayExecutor:
             yield DeviceBatch(names, tuple(evaluate(p, batch, self.xp) for p in plan.projections), batch.num_rows)
 
     def _HashAggregateExec(self, plan: P.HashAggregateExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
-        batches = [b for b in self.device_batches(plan.child, partition, ctx) if b.num_rows]
+        if plan.mode == "partial":
+            # States per chunk that fits: a group may get a state row in several, which the final merges.
+            for chunk in self._chunks(self.device_batches(plan.child, partition, ctx), "HashAggregate"):
+                yield self._partial(plan, chunk)
+            return
+        batches, on_host = self._gathered(plan.child, partition, ctx, "HashAggregate")
+        if on_host is not None:
+            yield from self._on_host(plan, partition, ctx, {id(plan.child): on_host})
+            return
         if plan.mode == "final":
             merged = self._merge(plan, batches)
             if merged is not None:
@@ -177,9 +275,6 @@ class ArrayExecutor:
                 yield self._finished(plan, None)
             return
         states = self._partial(plan, concat_batches(batches, self.xp))
-        if plan.mode == "partial":
-            yield states
-            return
         merged = self._merge(plan, [states])
         yield self._finished(plan, merged)
 
@@ -188,42 +283,51 @@ class ArrayExecutor:
         build_plan, probe_plan = (plan.left, plan.right) if build_left else (plan.right, plan.left)
         build_keys, probe_keys = (plan.left_keys, plan.right_keys) if build_left else (plan.right_keys, plan.left_keys)
         how = (_PROBE_RIGHT if build_left else _PROBE_LEFT)[plan.how]
-        build = self._whole(build_plan, partition, ctx) or _empty(build_plan.output, self.xp)
+        held, on_host = self._gathered(build_plan, partition, ctx, "HashJoin")
+        if on_host is not None:
+            # The build side does not fit: the CPU joins, as a grace hash join where its budget needs one.
+            yield from self._on_host(plan, partition, ctx, {id(build_plan): on_host})
+            return
+        build = concat_batches(held, self.xp) if held else _empty(build_plan.output, self.xp)
         build_key_columns = [evaluate(k, build, self.xp) for k in build_keys]
         names = tuple(a.internal_name for a in plan.output)
-        # The whole probe side at once: the kernel codes both sides' keys jointly, so each call costs
-        # a pass over the build side (the placement's working set counts the probe side).
-        probe = self._whole(probe_plan, partition, ctx)
-        if probe is None:
-            return
-        probe_idx, build_idx = join_indices([evaluate(k, probe, self.xp) for k in probe_keys],
-                                            build_key_columns, how, self.xp)
-        if how in ("left_semi", "left_anti"):
-            out = take_batch(probe, probe_idx, self.xp)
-        else:
-            out = self._joined(probe, probe_idx, build, build_idx, how)
-            if plan.residual is not None:
-                out = filter_batch(out, evaluate(plan.residual, out, self.xp), self.xp)
-        out = _select(out, names)
-        if out.num_rows:
-            yield out
+        # The probe side in chunks that fit beside the build side: the kernel codes both sides' keys jointly,
+        # so each chunk costs a pass over the build side; every device join type is probe-local.
+        built = int(device_nbytes(build) * DEVICE_WORKING_SET["HashJoin"])
+        for probe in self._chunks(self.device_batches(probe_plan, partition, ctx), "HashJoin", reserved=built):
+            probe_idx, build_idx = join_indices([evaluate(k, probe, self.xp) for k in probe_keys],
+                                                build_key_columns, how, self.xp)
+            if how in ("left_semi", "left_anti"):
+                out = take_batch(probe, probe_idx, self.xp)
+            else:
+                out = self._joined(probe, probe_idx, build, build_idx, how)
+                if plan.residual is not None:
+                    out = filter_batch(out, evaluate(plan.residual, out, self.xp), self.xp)
+            out = _select(out, names)
+            if out.num_rows:
+                yield out
 
     def _SortExec(self, plan: P.SortExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
-        table = self._whole(plan.child, partition, ctx)
-        if table is not None:
+        batches, on_host = self._gathered(plan.child, partition, ctx, "Sort")
+        if on_host is not None:
+            # Too big to sort here: the CPU sorts it, externally where its budget needs.
+            yield from self._on_host(plan, partition, ctx, {id(plan.child): on_host})
+            return
+        if batches:
+            table = concat_batches(batches, self.xp)
             yield take_batch(table, sort_indices(*self._sort_keys(plan.orders, table), self.xp), self.xp)
 
     def _TopKExec(self, plan: P.TopKExec, partition: int, ctx: TaskContext) -> Iterator[DeviceBatch]:
-        table = self._whole(plan.child, partition, ctx)
-        if table is not None:
-            yield take_batch(table, top_k_indices(*self._sort_keys(plan.orders, table), plan.n, self.xp), self.xp)
+        # The top rows of each chunk that fits, then the top rows of those: they hold the top rows of all.
+        kept: DeviceBatch | None = None
+        for chunk in self._chunks(self.device_batches(plan.child, partition, ctx), "TopK"):
+            if kept is not None:
+                chunk = concat_batches([kept, chunk], self.xp)
+            kept = take_batch(chunk, top_k_indices(*self._sort_keys(plan.orders, chunk), plan.n, self.xp), self.xp)
+        if kept is not None:
+            yield kept
 
     # -- helpers
-
-    def _whole(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> DeviceBatch | None:
-        """All of `plan`'s rows in this partition as one device batch; None when there are none."""
-        batches = [b for b in self.device_batches(plan, partition, ctx) if b.num_rows]
-        return concat_batches(batches, self.xp) if batches else None
 
     def _sort_keys(self, orders, table: DeviceBatch):
         keys = [evaluate(o.child, table, self.xp) for o in orders]
@@ -300,6 +404,31 @@ class ArrayExecutor:
         table = finish_states(states, plan.keys, plan.calls)
         return to_device(table.combine_chunks().to_batches()[0] if table.num_rows else
                          pa.RecordBatch.from_pylist([], schema=table.schema), self.xp)
+
+
+def _to_host(held: list[DeviceBatch], rest: Iterator[DeviceBatch]) -> Iterator[pa.RecordBatch]:
+    """`held`, then `rest`, as host batches, each leaving the device as it goes."""
+    while held:
+        yield to_arrow(held.pop(0))
+    for batch in rest:
+        if batch.num_rows:
+            yield to_arrow(batch)
+
+
+class _Replay:
+    """Stands in for a child whose rows a device operator already pulled, when the CPU runs that operator."""
+
+    capabilities = frozenset()
+
+    def __init__(self, device: Device, batches: Iterator[pa.RecordBatch]):
+        self.device = device
+        self._batches = batches
+
+    def unsupported(self, plan: P.PhysicalPlan) -> str | None:
+        return None
+
+    def execute(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+        return self._batches
 
 
 def _expressions_unsupported(plan: P.PhysicalPlan) -> str | None:

@@ -33,7 +33,18 @@ class GpuExecutor(ArrayExecutor):
                 "use gpu:emulated to run the GPU kernels with numpy")
         cupy.cuda.Device(index).use()
         total = cupy.cuda.Device(index).mem_info[1]
-        return cls(Device("gpu", index, total), cupy_namespace)
+        executor = cls(Device("gpu", index, total), cupy_namespace)
+        executor.out_of_memory_errors = (MemoryError, cupy.cuda.memory.OutOfMemoryError)
+        return executor
+
+    def free_bytes(self) -> int | None:
+        """The GPU's free memory now, with the blocks CuPy's pool holds free for reuse."""
+        if self.device.emulated:
+            return super().free_bytes()
+        import cupy
+
+        free, _ = cupy.cuda.Device(self.device.index).mem_info
+        return int(free + cupy.get_default_memory_pool().free_bytes())
 
 
 __all__ = ["GpuExecutor"]

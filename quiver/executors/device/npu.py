@@ -57,7 +57,19 @@ class NpuExecutor(ArrayExecutor):
                 f"quiver.devices names npu:{index} but torch_npu finds no such device; use npu:emulated")
         device = torch.device(f"npu:{index}")
         total = torch.npu.get_device_properties(index).total_memory
-        return cls(Device("npu", index, total), DeviceNamespace(torch_namespace, device))
+        executor = cls(Device("npu", index, total), DeviceNamespace(torch_namespace, device))
+        executor.out_of_memory_errors = (MemoryError, torch.OutOfMemoryError)
+        return executor
+
+    def free_bytes(self) -> int | None:
+        """The NPU's free memory now, with what torch's caching allocator holds reserved but unused."""
+        if self.device.emulated:
+            return super().free_bytes()
+        import torch
+
+        free, _ = torch.npu.mem_get_info(self.device.index)
+        unused = torch.npu.memory_reserved(self.device.index) - torch.npu.memory_allocated(self.device.index)
+        return int(free + max(0, unused))
 
 
 __all__ = ["DeviceNamespace", "NpuExecutor"]

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from quiver.engine.core.conf import parse_size
-from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.core.errors import ConfigurationError, QuiverError
 from quiver.engine.execution.runtime.base import OnOutcome, TaskOutcome
 from quiver.engine.execution.tasks import BlocksLost, InputBlocks, TaskSpec
 from quiver.executors.blocks import BlockId
@@ -94,13 +94,16 @@ def _running_local_address() -> str | None:
         return None
 
 
-def _run_in_worker(spec: TaskSpec, body: Any, input_ids: tuple[BlockId, ...], *inputs: list) -> Any:
-    """A task inside a Ray worker: its inputs arrive as arguments (mapped from the object store)."""
+def _run_in_worker(spec: TaskSpec, body: Any, input_ids: tuple[BlockId, ...], fetched: bool, *inputs: Any) -> Any:
+    """A task inside a Ray worker. Its inputs arrive as arguments (mapped from the object store), or, where
+    `fetched` (more than its memory budget), as one list of references read one block at a time as the task
+    reaches it, so the worker never pins more of them than it is reading."""
     import ray
 
     context = ray.get_runtime_context()
     memory = spec.memory.for_worker(context.get_assigned_resources(), _node_cpus(context.get_node_id()))
-    run = replace(spec, body=body, memory=memory).run(InputBlocks(dict(zip(input_ids, inputs))))
+    blocks = FetchedBlocks(dict(zip(input_ids, inputs[0]))) if fetched else InputBlocks(dict(zip(input_ids, inputs)))
+    run = replace(spec, body=body, memory=memory).run(blocks)
     blocks = [[_own_buffers(b) for b in block] for block in run.blocks]
     value = run.value
     if isinstance(value, list) and all(isinstance(b, pa.RecordBatch) for b in value):
@@ -110,6 +113,22 @@ def _run_in_worker(spec: TaskSpec, body: Any, input_ids: tuple[BlockId, ...], *i
             "started": run.started, "finished": run.finished, "spills": run.spills}
     meta = (value, node, [sum(b.nbytes for b in block) for block in blocks], done)
     return (meta, *blocks) if blocks else meta
+
+
+class FetchedBlocks:
+    """A task's input blocks as object references, each read from the object store when the task asks for it
+    (which spills and restores by itself) and let go once the task has read it."""
+
+    def __init__(self, refs: dict[BlockId, Any]):
+        self._refs = refs
+
+    def get(self, block: BlockId) -> list[pa.RecordBatch]:
+        import ray
+
+        ref = self._refs.get(block)
+        if ref is None:
+            raise QuiverError(f"task read block {block}, which is not among its inputs ({len(self._refs)} blocks)")
+        return ray.get(ref)
 
 
 @functools.lru_cache(maxsize=8)
@@ -190,6 +209,11 @@ class RayBlockStore:
             doomed = [b for b in self._refs if b.namespace == namespace]
         self.drop(doomed)
 
+    def size(self, blocks: Iterable[BlockId]) -> int:
+        """The bytes of `blocks` as they were put."""
+        with self._lock:
+            return sum(self._sizes.get(b, 0) for b in blocks)
+
     def nbytes(self, namespace: str | None = None) -> int:
         with self._lock:
             return sum(v for k, v in self._sizes.items() if namespace is None or k.namespace == namespace)
@@ -215,6 +239,7 @@ class RayRuntime:
         self.store = RayBlockStore()
         self._remote = ray.remote(_run_in_worker)
         self._inventory: tuple[float, dict[str, float]] | None = None
+        self._nodes: int | None = None
         resources = ray.cluster_resources()
         self.parallelism = max(1, int(resources.get("CPU", 1)))
 
@@ -284,10 +309,14 @@ class RayRuntime:
             body_ref = bodies.get(id(spec.body))
             if body_ref is None:
                 body_ref = bodies[id(spec.body)] = ray.put(spec.body)
+            inputs = [self.store.ref(b) for b in spec.inputs]
+            # Inputs as arguments, which Ray maps into the worker before the task starts (and schedules by);
+            # more than the worker's budget, as references the task reads one at a time.
+            fetched = self.store.size(spec.inputs) > self._worker_budget(spec)
             refs = self._remote.options(
                 num_returns=1 + len(spec.outputs), max_retries=0, retry_exceptions=False,
                 **self._options(spec, available),
-            ).remote(replace(spec, body=None), body_ref, spec.inputs, *[self.store.ref(b) for b in spec.inputs])
+            ).remote(replace(spec, body=None), body_ref, spec.inputs, fetched, *([inputs] if fetched else inputs))
             refs = refs if isinstance(refs, list) else [refs]
             running[refs[0]] = (i, spec, refs[1:])
         if on_outcome is not None:
@@ -366,6 +395,14 @@ class RayRuntime:
     def _device_resources(self) -> dict[str, float]:
         resources = self._ray.cluster_resources()
         return {"GPU": resources.get("GPU", 0.0), "NPU": resources.get("NPU", 0.0)}
+
+    def _worker_budget(self, spec: TaskSpec) -> int:
+        """The memory budget a worker will have for `spec`, as this process sees it: the task's CPUs' share of
+        a node of the cluster's average size."""
+        if self._nodes is None:
+            self._nodes = max(1, len(self.nodes()))
+        node_cpus = self.inventory().get("CPU", 1.0) / self._nodes
+        return spec.memory.for_worker({"CPU": spec.resources.cpus}, node_cpus).budget()
 
     @staticmethod
     def _options(spec: TaskSpec, available: dict[str, float]) -> dict[str, Any]:

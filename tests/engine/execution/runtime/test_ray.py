@@ -326,3 +326,36 @@ def test_shuffle_blocks_cost_the_object_store_their_own_size(rspark, monkeypatch
     block_bytes, store_bytes = held[0]
     assert block_bytes >= rows * 8  # the id column (v is pruned: nothing reads it)
     assert store_bytes < 1.5 * block_bytes + (16 << 20), held
+
+
+def test_inputs_over_a_workers_budget_are_read_one_block_at_a_time(rspark, lspark, monkeypatch):
+    """Past the budget a task gets its input blocks as references it reads as it reaches them, rather than
+    every block mapped into the worker before it starts; the answers are the same either way."""
+    runtime = rspark._context.runtime
+    calls = []
+    original = runtime._remote
+
+    class Spy:
+        def options(self, **kw):
+            submit = original.options(**kw)
+
+            class Submit:
+                def remote(self, spec, body, ids, fetched, *inputs):
+                    calls.append((len(ids), fetched, len(inputs)))
+                    return submit.remote(spec, body, ids, fetched, *inputs)
+
+            return Submit()
+
+    monkeypatch.setattr(runtime, "_remote", Spy())
+    want = _jobs(lspark)
+    rspark.conf.set("quiver.memory.limit", "64k")
+    try:
+        assert _jobs(rspark) == want
+    finally:
+        rspark.conf.unset("quiver.memory.limit")
+    fetched = [c for c in calls if c[1]]
+    assert fetched and all(inputs == 1 for _, _, inputs in fetched)
+    calls.clear()
+    assert _jobs(rspark) == want
+    assert not any(fetched for _, fetched, _ in calls)
+    assert any(ids for ids, _, _ in calls)

@@ -86,21 +86,28 @@ class MemorySettings:
     # The share of the machine's memory this process stands for: 1 for a session's own process, a Ray
     # worker's CPUs over its node's (the node's memory is split among the workers running there).
     share: float = 1.0
+    # What the process may use where the user said (`spark.driver.memory` for the session's process), in
+    # place of its cgroup's limit or physical memory; and what each Ray worker may use (`spark.executor.memory`).
+    available: int | None = None
+    worker_available: int | None = None
 
     def budget(self) -> int:
         """The budget in bytes: the limit, else the fraction of this process's share of what it may use past
-        `RESERVED_BYTES`."""
+        `RESERVED_BYTES` (Spark's unified memory: (heap - 300 MiB) * spark.memory.fraction)."""
         if self.limit is not None:
             return self.limit
-        available = int(available_memory() * self.share)
+        available = int((self.available if self.available is not None else available_memory()) * self.share)
         return max(1, int(max(available - RESERVED_BYTES, available // 2) * self.fraction))
 
     def for_worker(self, assigned: dict[str, float], node_cpus: float) -> MemorySettings:
         """These settings in a Ray worker running a task that holds `assigned` resources on a node of
         `node_cpus` CPUs: the `memory` resource Ray gave the task where it asked for one (that is what Ray
-        keeps free for it), else the task's CPUs' share of the node's memory. An explicit limit stays."""
+        keeps free for it), else the task's CPUs' share of the node's memory. An explicit limit stays, and
+        `spark.executor.memory` is what each worker may use."""
         if self.limit is not None:
             return self
+        if self.worker_available is not None:
+            return replace(self, available=self.worker_available, share=1.0)
         if assigned.get("memory"):
             return replace(self, limit=max(1, int(assigned["memory"] * self.fraction)))
         cpus = assigned.get("CPU", 0.0) or 1.0

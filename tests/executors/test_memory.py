@@ -95,3 +95,30 @@ def test_a_ray_worker_budgets_its_cpus_share_of_the_node_or_the_memory_ray_gave_
     assert settings.for_worker({"CPU": 0.0}, node_cpus=4).budget() == quarter.budget()  # a zero-CPU task: one slot
     assert settings.for_worker({"CPU": 1.0, "memory": 1 << 30}, node_cpus=4).budget() == (1 << 30) // 2
     assert MemorySettings(limit=12345).for_worker({"CPU": 1.0}, node_cpus=4).budget() == 12345
+
+
+def test_spark_driver_and_executor_memory_say_what_a_process_may_use(monkeypatch):
+    """As in Spark, the budget is (memory - 300 MiB) * spark.memory.fraction, with spark.driver.memory the
+    session's process's memory and spark.executor.memory each Ray worker's, in place of what is discovered."""
+    monkeypatch.setattr(memory, "available_memory", lambda: 64 << 30)
+    settings = MemorySettings(fraction=0.6, available=4 << 30, worker_available=2 << 30)
+    assert settings.budget() == int(((4 << 30) - memory.RESERVED_BYTES) * 0.6)
+    assert settings.for_worker({"CPU": 1.0}, node_cpus=8).budget() == int(((2 << 30) - memory.RESERVED_BYTES) * 0.6)
+
+
+def test_a_sessions_conf_sets_its_memory_settings(spark):
+    from quiver.engine.core.errors import ConfigurationError
+
+    context = spark._context
+    spark.conf.set("spark.driver.memory", "3g")
+    spark.conf.set("spark.executor.memory", "1g")
+    try:
+        settings = context.memory_settings()
+        assert (settings.available, settings.worker_available) == (3 << 30, 1 << 30)
+        assert spark.conf.get("quiver.driver.memory") == "3g"
+        with pytest.raises(ConfigurationError, match="spark.driver.memory"):
+            spark.conf.set("spark.driver.memory", "lots")
+    finally:
+        spark.conf.unset("spark.driver.memory")
+        spark.conf.unset("spark.executor.memory")
+    assert context.memory_settings().available is None

@@ -20,6 +20,8 @@ ALIASES = {
     "spark.local.dir": "quiver.local.dir",
     "spark.driver.maxResultSize": "quiver.driver.maxResultSize",
     "spark.memory.fraction": "quiver.memory.fraction",
+    "spark.driver.memory": "quiver.driver.memory",
+    "spark.executor.memory": "quiver.executor.memory",
 }
 # Hadoop's S3A keys, as Spark users set them (with or without `spark.hadoop.`), name Quiver's S3 settings.
 _S3A_KEYS = {"endpoint": "endpoint", "access.key": "accessKey", "secret.key": "secretKey",
@@ -157,6 +159,8 @@ _VALIDATORS = {
     "quiver.python.worker.memory": parse_size,
     "quiver.memory.limit": parse_size,
     "quiver.memory.fraction": parse_fraction,
+    "quiver.driver.memory": parse_size,
+    "quiver.executor.memory": parse_size,
     "quiver.driver.maxResultSize": parse_size,
 }
 
@@ -221,14 +225,26 @@ class RuntimeConfig:
         return size if size >= 0 else -1
 
     def memory_limit(self) -> int | None:
-        """`quiver.memory.limit` in bytes where set (`spark.executor.memory` is not an alias: Spark's covers
-        the whole JVM heap), else None: `memory_fraction()` of what the process may use."""
-        value = self.get("quiver.memory.limit", None)
+        """`quiver.memory.limit` in bytes where set, else None: `memory_fraction()` of what the process may use."""
+        return self._positive_size("quiver.memory.limit")
+
+    def driver_memory(self) -> int | None:
+        """What the session's own process may use (`spark.driver.memory`), in place of its cgroup's limit or
+        physical memory; None where unset."""
+        return self._positive_size("quiver.driver.memory")
+
+    def executor_memory(self) -> int | None:
+        """What each Ray worker may use (`spark.executor.memory`), in place of its share of its node's
+        memory; None where unset."""
+        return self._positive_size("quiver.executor.memory")
+
+    def _positive_size(self, key: str) -> int | None:
+        value = self.get(key, None)
         if value in (None, ""):
             return None
-        size = parse_size("quiver.memory.limit", value)
+        size = parse_size(key, value)
         if size <= 0:
-            raise ConfigurationError(f"quiver.memory.limit must be a positive size such as 2g, got {value!r}")
+            raise ConfigurationError(f"{key} must be a positive size such as 2g, got {value!r}")
         return size
 
     def memory_fraction(self) -> float:

@@ -79,7 +79,9 @@ class ExecutionContext:
 
     def memory_settings(self) -> MemorySettings:
         """The memory budget and spill root the conf names now (`quiver.memory.*`, `quiver.local.dir`)."""
-        return MemorySettings(self.conf.memory_limit(), self.conf.memory_fraction(), self.conf.local_dir())
+        conf = self.conf
+        return MemorySettings(conf.memory_limit(), conf.memory_fraction(), conf.local_dir(),
+                              available=conf.driver_memory(), worker_available=conf.executor_memory())
 
     def attach_store_memory(self) -> None:
         """Hold an in-process block store under this process's budget, spilling into its spill folder."""

@@ -193,7 +193,7 @@ def _cap_table(cap: int | None, results: dict[str, dict[int, QueryRun]], queries
             q = results[e][n]
             row += [_cell(q, (n, e) in problems), _gib(q.peak_rss)]
             if e == "quiver":
-                row.append(_gib(q.spilled or 0) if q.status == "finished" else "—")
+                row.append(f"{(q.spilled or 0) / 2**30:.2f}" if q.status == "finished" else "—")
         if "quiver" in engines and "duckdb" in engines:
             a, b = results["quiver"][n].seconds, results["duckdb"][n].seconds
             row.append(f"{a / b:.2f}" if a and b else "—")

@@ -249,7 +249,7 @@ def render(sf: float, caps: list[int | None], all_results: dict, all_problems: d
         "(`memory.limit_in_bytes` and `memory.memsw.limit_in_bytes` at the cap), entered before the engine "
         "starts, so the JVM PySpark launches is held too. *killed* is the kernel's OOM killer ending it. "
         "DuckDB gets `memory_limit` at 70% of the cap and PySpark a driver heap of 60%; Quiver is told "
-        "nothing and budgets `quiver.memory.fraction` (0.6) of the cgroup's limit, which it reads itself. "
+        "nothing and budgets `quiver.memory.fraction` (0.6) of the cgroup's limit less 300 MiB, which it reads itself. "
         "*Peak RSS* is the larger of the process tree's sampled RSS and its summed high-water marks (the "
         "cgroup's own peak also charges the page cache of the Parquet files read, so it is not used). "
         "Seconds include registering the tables and collecting the answer as Arrow, not the engine's start. "

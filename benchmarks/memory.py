@@ -32,6 +32,7 @@ from benchmarks.tpch.run import (
     EngineRun,
     absorb,
     check_agreement,
+    geomean,
     run_child,
 )
 
@@ -165,13 +166,6 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.2f}" if n else "—"
 
 
-def _geomean(xs: list[float]) -> float | None:
-    import math
-
-    xs = [x for x in xs if x > 0]
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
-
-
 def _cell(q: QueryRun, wrong: bool) -> str:
     if q.status == "finished":
         return f"{q.seconds:.2f}" + (" ✗" if wrong else "")
@@ -206,7 +200,7 @@ def _summary(cap: int | None, results: dict[str, dict[int, QueryRun]], queries: 
     """Per engine: queries finished with the right answer, the largest peak, the geometric mean."""
     common = [n for n in queries if all(results[e][n].status == "finished" for e in results)]
     lines = []
-    means = {e: _geomean([results[e][n].seconds or 0 for n in common]) for e in results}
+    means = {e: geomean([results[e][n].seconds or 0 for n in common]) for e in results}
     for e, per in results.items():
         done = [n for n in queries if per[n].status == "finished"]
         wrong = [n for n in done if (n, e) in problems]

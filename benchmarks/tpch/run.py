@@ -393,7 +393,7 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.2f} GiB" if n else "—"
 
 
-def _geomean(xs: list[float]) -> float | None:
+def geomean(xs: list[float]) -> float | None:
     xs = [x for x in xs if x > 0]
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
 
@@ -446,7 +446,7 @@ def _time_table(runs: dict[str, EngineRun], args: argparse.Namespace, problems: 
         lines.append("| " + " | ".join(row) + " |")
     common = [n for n in args.queries if all(r.seconds(n) is not None for r in runs.values())]
     geo = [f"**geomean** ({len(common)} of {len(args.queries)})"]
-    means = {e: _geomean([runs[e].seconds(n) for n in common]) for e in engines}
+    means = {e: geomean([runs[e].seconds(n) for n in common]) for e in engines}
     geo += [f"{means[e]:.3f}" if means[e] else "—" for e in engines] + [""]
     geo += [f"{means['quiver'] / means[p]:.2f}" if means.get("quiver") and means[p] else "—" for p in peers]
     return lines + ["| " + " | ".join(geo) + " |"]

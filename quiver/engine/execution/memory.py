@@ -7,10 +7,10 @@ microseconds: TPC-H SF1 on this project's 2-core VM took 552k faults and 7.3 s o
 88 query runs, against 72k faults and 3.8 s when freed memory was never returned (`benchmarks/RESULTS.md`).
 
 Never returning it has its own cost: a process's resident memory stays at the high-water mark of every
-size class and thread it ever used, 1.1 GiB above what Arrow held at TPC-H SF10 Q18, which under a
-cgroup's limit is memory the kernel cannot reclaim (benchmarks.memory). So freed pages are kept for
-`PURGE_DELAY_MS`, long enough for the next batches of an operator to reuse them, and glibc trims its heap
-once more than `GLIBC_TRIM_THRESHOLD` is free at its top.
+size class and thread it ever used, well above what Arrow holds live, which under a cgroup's limit is
+memory the kernel cannot reclaim (`python -m benchmarks.memory` shows the peaks under a cap). So freed
+pages are kept for `PURGE_DELAY_MS`, long enough for the next batches of an operator to reuse them, and
+glibc trims its heap once more than `GLIBC_TRIM_THRESHOLD` is free at its top.
 
 mimalloc reads its options once, when Arrow's library loads, so they only apply when `quiver` is
 imported before `pyarrow`; glibc's can be set at any time. `QUIVER_KEEP_FREED_MEMORY=0` turns both off.

@@ -50,8 +50,8 @@ SORT_SAMPLE_PER_BATCH = 256
 KeysOf = Callable[[pa.RecordBatch], list[pa.Array]]
 
 
-# What an operator working in memory allocates per byte of the input it holds, the input included, as
-# measured with pyarrow.total_allocated_bytes() on TPC-H SF10: Acero's group-by keeps a hash table and the
+# What an operator working in memory allocates per byte of the input it holds, the input included (estimates
+# from pyarrow.total_allocated_bytes() while TPC-H SF10 ran): Acero's group-by keeps a hash table and the
 # groups' keys and states beside its input; a hash join its build table, the hash table over it and the
 # probe's matched indices and gathered output; a sort its input, the permutation and the taken output.
 WORKING_SET = {"HashAggregate": 2.0, "HashJoin": 3.0, "Sort": 2.0, "Window": 2.5}

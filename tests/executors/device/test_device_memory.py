@@ -104,7 +104,7 @@ def test_a_sort_too_big_for_the_device_runs_on_the_cpu_and_top_k_goes_in_chunks(
     assert seen["chunks"] > 2 and "TopKExec" not in seen["on_host"]
 
 
-def test_with_room_nothing_is_chunked_or_handed_to_the_cpu(spark, conf_override, device_free):
+def test_with_room_nothing_is_handed_to_the_cpu(spark, conf_override, device_free):
     def make():
         return _facts(spark).groupBy("k").agg(F.sum("v").alias("s")).orderBy("k")
 

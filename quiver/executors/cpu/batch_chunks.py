@@ -17,21 +17,26 @@ import pyarrow as pa
 # A chunk's rows: enough that a plan's start-up is noise, few enough that a chunk of narrow
 # columns stays a few tens of MiB.
 CHUNK_ROWS = 1 << 20
+# A chunk's bytes, whatever its rows: each running task holds one chunk of its input at a time.
+CHUNK_BYTES = 16 << 20
 
 
-def table_chunks(batches: Iterable[pa.RecordBatch], schema: pa.Schema,
-                 min_rows: int = CHUNK_ROWS) -> Iterator[pa.Table]:
-    """The batches in order as tables of at least `min_rows` rows (the last one may hold fewer);
-    nothing for an input without rows. The batches are referenced, not copied."""
+def table_chunks(batches: Iterable[pa.RecordBatch], schema: pa.Schema, min_rows: int = CHUNK_ROWS,
+                 max_bytes: int | None = None) -> Iterator[pa.Table]:
+    """The batches in order as tables of at least `min_rows` rows, or of `max_bytes` where that comes
+    first (the last one may hold fewer); nothing for an input without rows. The batches are referenced,
+    not copied."""
     pending: list[pa.RecordBatch] = []
-    rows = 0
+    rows = nbytes = 0
     for batch in batches:
         if not batch.num_rows:
             continue
         pending.append(batch)
         rows += batch.num_rows
-        if rows >= min_rows:
+        if max_bytes is not None:
+            nbytes += batch.nbytes
+        if rows >= min_rows or (max_bytes is not None and nbytes >= max_bytes):
             yield pa.Table.from_batches(pending, schema=schema)
-            pending, rows = [], 0
+            pending, rows, nbytes = [], 0, 0
     if pending:
         yield pa.Table.from_batches(pending, schema=schema)

@@ -20,6 +20,7 @@ from quiver.engine.core.expressions import AttributeRef, Expr
 from quiver.executors.cpu.batch_chunks import CHUNK_ROWS, table_chunks
 from quiver.executors.cpu.evaluate import evaluate, evaluate_array
 from quiver.executors.cpu.hashing import canonical_floats
+from quiver.executors.cpu.join_index import KeyIndex, indexable, take_rows
 
 PAIR_CHUNK = 1 << 20
 
@@ -150,6 +151,9 @@ def stream_hash_join(
     names = [a.internal_name for a in output]
     keep_probe = [n for n in schema.names if n in names]
     keep_build = [n for n in build.column_names if n in names]
+    if residual is None and indexable([schema.field(n).type for n in probe_names]):
+        yield from _indexed_join(join_type, batches(), schema, probe_names, build, build_names, names)
+        return
     probe_side = _JoinSide(probe_names, keep_probe)
     build_side = _JoinSide(build_names, keep_build)
     if join_type in _PROBE_LOCAL:
@@ -167,6 +171,50 @@ def stream_hash_join(
         return
     yield from _build_side_join(join_type, table_chunks(batches(), schema, probe_chunk_rows(build.num_rows)),
                                 schema, probe_side, build, build_side, residual, names)
+
+
+def _indexed_join(join_type: str, batches: Iterator[pa.RecordBatch], schema: pa.Schema, probe_names: list[str],
+                  build: pa.Table, build_names: list[str], names: list[str]) -> Iterator[pa.RecordBatch]:
+    """The join with the build side's keys indexed once (quiver/executors/cpu/join_index.py) and each probe
+    batch joined on its own: its pairs, or its kept rows, come out with it; a join that keeps build rows by
+    whether any probe row matched them marks their key groups and emits those rows after the last batch."""
+    index = KeyIndex([build.column(n) for n in build_names])
+    probe_out = [n for n in names if n in schema.names]
+    build_out = [n for n in names if n not in schema.names]
+    build_columns = [build.column(n).combine_chunks() for n in build_out]
+    hit = np.zeros(index.num_groups, dtype=bool) if join_type in _BUILD_KEPT else None
+    for batch in batches:
+        groups = index.groups([batch.column(n) for n in probe_names])
+        if hit is not None:
+            hit[groups[groups >= 0]] = True
+        if join_type in ("left semi", "left anti"):
+            rows = np.flatnonzero((groups >= 0) if join_type == "left semi" else (groups < 0))
+            if len(rows):
+                yield _ordered(names, probe_out, take_rows([batch.column(n) for n in probe_out], rows), [], [])
+            continue
+        if join_type in ("right semi", "right anti"):
+            continue
+        for found in index.matches(groups, keep_unmatched=join_type in ("left outer", "full outer")):
+            yield _ordered(names, probe_out, take_rows([batch.column(n) for n in probe_out], found.probe_rows),
+                           build_out, take_rows(build_columns, found.build_rows))
+    if hit is None:
+        return
+    semi = join_type == "right semi"
+    rows = index.rows_of(hit if semi else ~hit, null_keys=not semi)
+    if len(rows):
+        nulls = [pa.nulls(len(rows), schema.field(n).type) for n in probe_out]
+        yield _ordered(names, probe_out, nulls, build_out, take_rows(build_columns, rows))
+
+
+# Join types (the probe side on Acero's left) that emit build rows by whether any probe row matched them.
+_BUILD_KEPT = frozenset({"right outer", "full outer", "right semi", "right anti"})
+
+
+def _ordered(names: list[str], probe_names: list[str], probe: list[pa.Array], build_names: list[str],
+             build: list[pa.Array]) -> pa.RecordBatch:
+    columns = dict(zip(probe_names, probe))
+    columns.update(zip(build_names, build))
+    return pa.RecordBatch.from_arrays([columns[n] for n in names], names=names)
 
 
 # Join types whose unmatched (or matched) build rows matter, and the probe-local join each chunk runs.

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
+import sys
 import time
+import types
 
 import pytest
 from rich.console import Console
@@ -11,7 +14,7 @@ from rich.console import Console
 import quiver
 from quiver import functions as F
 from quiver.engine.core.errors import ConfigurationError
-from quiver.engine.ui.progress import ProgressListener, format_bytes, progress_html
+from quiver.engine.ui.progress import ProgressListener, _jupyter_display, format_bytes, progress_html
 
 
 @pytest.fixture
@@ -120,3 +123,23 @@ def test_format_bytes():
     assert format_bytes(512) == "512 B"
     assert format_bytes(3 * 1024 + 300) == "3.3 KiB"
     assert format_bytes(5 << 30) == "5.0 GiB"
+
+
+def test_a_process_that_is_no_notebook_never_imports_ipython():
+    """A job's progress asks whether it runs in a Jupyter kernel; outside one that must not cost IPython's
+    import (a tenth of a second and tens of MiB on a script's first job)."""
+    code = ("import sys, quiver; s = quiver.Session.builder.master('local[1]').getOrCreate(); "
+            "s.range(10).count(); print('IPython' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_a_jupyter_kernel_is_recognised_by_its_shell(monkeypatch):
+    shown = types.SimpleNamespace(display=lambda *a, **k: None, HTML=str)
+    ipython = types.ModuleType("IPython")
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "IPython.display", shown)
+    ipython.get_ipython = lambda: types.SimpleNamespace(kernel=object())
+    assert _jupyter_display() == (shown.display, shown.HTML)
+    ipython.get_ipython = lambda: types.SimpleNamespace()  # a terminal IPython shell: no kernel
+    assert _jupyter_display() is None

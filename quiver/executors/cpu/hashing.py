@@ -10,7 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-_NULL_HASH = np.uint64(0x9E3779B97F4A7C15)
+# The hash of a null, whatever its type.
+NULL_HASH = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _splitmix(x: np.ndarray) -> np.ndarray:
@@ -83,12 +84,12 @@ def hash_array(arr: pa.Array) -> np.ndarray:
     elif pa.types.is_integer(t):
         hashed = _splitmix(arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False).view(np.uint64))
     elif pa.types.is_null(t):
-        return np.full(len(arr), _NULL_HASH, dtype=np.uint64)
+        return np.full(len(arr), NULL_HASH, dtype=np.uint64)
     else:
         hashed = hash_array(pc.cast(arr, pa.string()) if not pa.types.is_nested(t)
                             else pa.array([str(v) for v in arr.to_pylist()]))
     if arr.null_count:
-        hashed = np.where(arr.is_null().to_numpy(zero_copy_only=False), _NULL_HASH, hashed)
+        hashed = np.where(arr.is_null().to_numpy(zero_copy_only=False), NULL_HASH, hashed)
     return hashed
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from quiver.executors.cpu.hashing import hash_array
+from quiver.executors.cpu.hashing import NULL_HASH, hash_array
 from quiver.executors.device.kernels.columns import (
     DeviceColumn,
     column_to_arrow,
@@ -33,7 +33,7 @@ def _signed(c: int) -> int:
 _GOLDEN = _signed(0x9E3779B97F4A7C15)
 _MIX1 = _signed(0xBF58476D1CE4E5B9)
 _MIX2 = _signed(0x94D049BB133111EB)
-_NULL = _signed(int(hash_array(pa.nulls(1, pa.int64()))[0]))
+_NULL = _signed(int(NULL_HASH))
 
 
 def _shift_right(z: Any, k: int, xp: Any) -> Any:

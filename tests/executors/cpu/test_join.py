@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import AttributeRef, Comparison, conjoin, new_expr_id
 from quiver.executors.cpu import join as join_module
+from quiver.executors.cpu import join_index
 from quiver.executors.cpu.join import join_tables, stream_hash_join
 
 LK = AttributeRef("k", T.LongType(), True, new_expr_id())
@@ -97,18 +98,26 @@ def _streamed_rows(left_rows, right_rows, how, two_keys, residual, probe_is_left
     probe, build = (left, right) if probe_is_left else (right, left)
     pattrs, bkeys, pkeys = ((LK, LK2, LV), rkeys, lkeys) if probe_is_left else ((RK, RK2, RV), lkeys, rkeys)
     batches = probe.to_batches(max_chunksize=batch_rows)
+    # The residual's columns named (as the executor does) on one side, left for the join to find on the other.
+    read = frozenset({LV.internal_name, RV.internal_name}) if residual and probe_is_left else None
     out = list(stream_hash_join(iter(batches), pattrs, pkeys, build, bkeys, how, _output(how), probe_is_left,
-                                residual=condition))
+                                residual=condition, residual_columns=read))
     return sorted((tuple(r.values()) for b in out for r in b.to_pylist()), key=_sort_key)
 
 
-@pytest.mark.parametrize("chunk_rows", [2, 1 << 20], ids=["small-chunks", "one-chunk"])
+@pytest.mark.parametrize("path, chunk_rows", [("indexed", 1 << 20), ("acero", 2), ("acero", 1 << 20)],
+                         ids=["key-index", "acero-small-chunks", "acero-one-chunk"])
 @pytest.mark.parametrize("residual", [False, True], ids=["keys-only", "with-residual"])
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(left=sides, right=sides, two_keys=st.booleans())
-def test_stream_hash_join_matches_duckdb_on_either_side(monkeypatch, chunk_rows, residual, left, right, two_keys):
-    """Chunks smaller than the build side are built on themselves (the join swapped); join types whose
-    unmatched build rows matter keep a bitmap of matched build rows over the chunks and add them at the end."""
+def test_stream_hash_join_matches_duckdb_on_either_side(monkeypatch, path, chunk_rows, residual, left, right,
+                                                        two_keys):
+    """The key index (fixed-width keys) and Acero (other keys, here forced): on Acero, chunks smaller than the
+    build side are built on themselves (the join swapped); join types whose unmatched build rows matter keep a
+    bitmap of matched build rows over the chunks and add them at the end."""
+    if path == "acero":
+        monkeypatch.setattr(join_module, "indexable", lambda types: False)
+    monkeypatch.setattr(join_index, "MAX_OUTPUT_ROWS", 2)
     monkeypatch.setattr(join_module, "CHUNK_ROWS", chunk_rows)
     monkeypatch.setattr(join_module, "BUILD_REUSE", 0 if chunk_rows < 8 else 16)
     monkeypatch.setattr(join_module, "MAX_CHUNK_ROWS", 1 << 24)

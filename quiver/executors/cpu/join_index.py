@@ -9,7 +9,8 @@ lookups, and the joined batch is assembled from row indices with Arrow's `take`.
 Keys are fixed-width (integers, dates, timestamps, booleans, floats canonicalised so NaN
 matches NaN and -0.0 matches 0.0); each key column is read as 64-bit integers and a row's
 keys are compared column by column. A null key never matches, as in SQL. Joins on other key
-types, and joins with a residual condition, stay on Acero (quiver/executors/cpu/join.py).
+types stay on Acero; quiver/executors/cpu/join.py assembles each join type from the pairs
+found here, a residual condition checked on them.
 """
 from __future__ import annotations
 
@@ -222,14 +223,6 @@ class KeyIndex:
         direct = np.full(high - low + 1, -1, dtype=self._slot_group.dtype)
         direct[keys - low] = np.arange(groups, dtype=direct.dtype)
         return direct, np.int64(low)
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes the index holds beyond the build side's own columns."""
-        direct = self._direct.nbytes if self._direct is not None else 0
-        parts = (self._tags, self._slot_group, self._words, self._group_of_row, self._first_row, self._starts,
-                 self._counts, self._rows)
-        return direct + sum(int(p.nbytes) for p in parts)
 
     def groups(self, key_columns: Sequence[pa.Array | pa.ChunkedArray]) -> np.ndarray:
         """The group of each probe row (-1: no build row has its keys)."""

@@ -28,6 +28,7 @@ from quiver.engine.execution.scheduler import DAGScheduler, JobMetrics
 from quiver.executors.base import Executor
 from quiver.executors.blocks import BlockStore, InProcessBlockStore
 from quiver.executors.cpu.executor import CpuExecutor
+from quiver.executors.cpu.hashing import load_kernels
 from quiver.executors.cpu.worker_pool import WORKERS, WorkerSettings
 from quiver.executors.memory import MemorySettings, process_memory
 from quiver.executors.spill import process_spill_folder, sweep_spill_folders
@@ -76,6 +77,7 @@ class ExecutionContext:
         if swept:
             log.info("removed %d spill folder(s) that processes which ended left behind", len(swept))
         self.attach_store_memory()
+        load_kernels()
 
     def memory_settings(self) -> MemorySettings:
         """The memory budget and spill root the conf names now (`quiver.memory.*`, `quiver.local.dir`)."""

@@ -40,6 +40,14 @@ def _hash_binary(offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None
         out[i] = h
 
 
+def load_kernels() -> None:
+    """Load numba and the hash kernels every shuffle and join uses (from numba's cache on disk), as part of
+    starting an engine: the first load of any numba kernel initialises numba's compiler, a fifth of a second,
+    which a session's first query should not pay. Importing quiver loads none, so tools and workers that
+    never run a kernel do not pay either."""
+    hash_array(pa.array([0], pa.int64()))
+
+
 def plain_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     """One contiguous array of plain values (chunks combined, a dictionary decoded): what a kernel over raw
     buffers reads."""

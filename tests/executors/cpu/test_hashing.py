@@ -2,6 +2,9 @@
 chunk, under any Arrow layout of its type — so hash partitioning sends equal keys to one place."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -108,3 +111,13 @@ def test_hash_columns_spreads_distinct_keys_evenly():
 def test_hash_columns_needs_a_column():
     with pytest.raises(ValueError):
         hash_columns([])
+
+
+def test_importing_quiver_loads_no_kernel_and_starting_a_session_loads_them():
+    """Tools and workers that import quiver pay for no compiled kernel; an engine's start loads numba's and the
+    hash kernels', so a session's first query does not."""
+    code = ("import quiver; from quiver.executors.cpu import hashing; a = bool(hashing._splitmix_into.signatures); "
+            "quiver.Session.builder.master('local[1]').getOrCreate(); "
+            "print(a, bool(hashing._splitmix_into.signatures))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.split() == ["False", "True"]

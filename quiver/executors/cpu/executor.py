@@ -11,7 +11,6 @@ import numpy as np
 import pyarrow as pa
 
 from quiver.connectors.arrow_predicate import exact_arrow_expression, to_arrow_predicate
-from quiver.engine.core.expressions import AttributeRef
 from quiver.executors.base import Device, TaskContext
 from quiver.executors.blocks import BlockId
 from quiver.executors.cpu.aggregate import aggregate_partition
@@ -237,12 +236,9 @@ class CpuExecutor:
             build, probe = (plan.left, plan.right) if on_left else (plan.right, plan.left)
             build_keys, probe_keys = (plan.left_keys, plan.right_keys) if on_left else (plan.right_keys, plan.left_keys)
 
-            read = frozenset(a.internal_name for a in plan.residual.walk() if isinstance(a, AttributeRef)) \
-                if plan.residual is not None else None
-
             def join(table: pa.Table, rows: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                 return stream_hash_join(rows, probe.output, probe_keys, table, build_keys, plan.how, plan.output,
-                                        probe_is_left=not on_left, residual=residual, residual_columns=read)
+                                        probe_is_left=not on_left, residual=residual)
         else:
             # A residual Arrow cannot evaluate exactly is checked on the joined tables.
             build, probe = plan.right, plan.left

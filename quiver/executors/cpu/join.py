@@ -20,7 +20,7 @@ from quiver.engine.core.expressions import AttributeRef, Expr
 from quiver.executors.cpu.batch_chunks import CHUNK_ROWS, table_chunks
 from quiver.executors.cpu.evaluate import evaluate, evaluate_array
 from quiver.executors.cpu.hashing import canonical_floats
-from quiver.executors.cpu.join_index import KeyIndex, Matches, indexable, take_rows
+from quiver.executors.cpu.join_index import KeyIndex, indexable, take_rows
 
 PAIR_CHUNK = 1 << 20
 
@@ -111,16 +111,15 @@ def probe_chunk_rows(build_rows: int) -> int:
 def stream_hash_join(
     probe: Iterator[pa.RecordBatch], probe_attrs: tuple[AttributeRef, ...], probe_keys: tuple[Expr, ...],
     build: pa.Table, build_keys: tuple[Expr, ...], how: str, output: tuple[AttributeRef, ...], probe_is_left: bool,
-    residual: pc.Expression | None = None, residual_columns: frozenset[str] | None = None,
+    residual: pc.Expression | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """An equi-join streaming `probe` batches against a hash table on `build`; yields output batches.
 
     `how` is from the left side's point of view; when the probe side is the right input the
     join type is mirrored. `residual`, over internal column names, is the rest of the ON
-    condition, which a matching pair must also satisfy; `residual_columns` names the columns it
-    reads. Fixed-width keys are indexed once and each probe batch joined as it comes
-    (`_indexed_join`); other keys go through Acero, probe batches gathered into chunks joined on
-    this thread (see batch_chunks).
+    condition, which a matching pair must also satisfy. Fixed-width keys without a residual are
+    indexed once and each probe batch joined as it comes (`_indexed_join`); other joins go
+    through Acero, probe batches gathered into chunks joined on this thread (see batch_chunks).
     """
     if probe_is_left:
         join_type = _ACERO_JOIN_TYPES[how]
@@ -152,9 +151,8 @@ def stream_hash_join(
     names = [a.internal_name for a in output]
     keep_probe = [n for n in schema.names if n in names]
     keep_build = [n for n in build.column_names if n in names]
-    if indexable([schema.field(n).type for n in probe_names]):
-        yield from _indexed_join(join_type, batches(), schema, probe_names, build, build_names, names, residual,
-                                 residual_columns)
+    if residual is None and indexable([schema.field(n).type for n in probe_names]):
+        yield from _indexed_join(join_type, batches(), schema, probe_names, build, build_names, names)
         return
     probe_side = _JoinSide(probe_names, keep_probe)
     build_side = _JoinSide(build_names, keep_build)
@@ -176,93 +174,36 @@ def stream_hash_join(
 
 
 def _indexed_join(join_type: str, batches: Iterator[pa.RecordBatch], schema: pa.Schema, probe_names: list[str],
-                  build: pa.Table, build_names: list[str], names: list[str], residual: pc.Expression | None = None,
-                  residual_columns: frozenset[str] | None = None) -> Iterator[pa.RecordBatch]:
+                  build: pa.Table, build_names: list[str], names: list[str]) -> Iterator[pa.RecordBatch]:
     """The join with the build side's keys indexed once (quiver/executors/cpu/join_index.py) and each probe
     batch joined on its own: its pairs, or its kept rows, come out with it; a join that keeps build rows by
-    whether any probe row matched them marks them and emits those rows after the last batch.
-
-    A residual condition is checked on each step's pairs with equal keys (over the columns it reads,
-    `residual_columns`, or every column when that is not known); a probe or build row counts as matched
-    only through a pair that satisfies it, as in Spark."""
+    whether any probe row matched them marks their key groups and emits those rows after the last batch."""
     index = KeyIndex([build.column(n) for n in build_names])
     probe_out = [n for n in names if n in schema.names]
     build_out = [n for n in names if n not in schema.names]
     build_columns = [build.column(n).combine_chunks() for n in build_out]
-    checked = _ResidualCheck(residual, residual_columns, schema, build) if residual is not None else None
-    # Without a residual a build row is matched exactly when its key group is; with one, row by row.
-    hit = None
-    if join_type in _BUILD_KEPT:
-        hit = np.zeros(index.num_groups if checked is None else build.num_rows, dtype=bool)
-    keep_unmatched = join_type in ("left outer", "full outer")
+    hit = np.zeros(index.num_groups, dtype=bool) if join_type in _BUILD_KEPT else None
     for batch in batches:
         groups = index.groups([batch.column(n) for n in probe_names])
-        if checked is None:
-            if hit is not None:
-                hit[groups[groups >= 0]] = True
-            if join_type in ("left semi", "left anti"):
-                rows = np.flatnonzero((groups >= 0) if join_type == "left semi" else (groups < 0))
-                if len(rows):
-                    yield _ordered(names, probe_out, take_rows([batch.column(n) for n in probe_out], rows), [], [])
-                continue
-            if join_type in ("right semi", "right anti"):
-                continue
-            for found in index.matches(groups, keep_unmatched):
-                yield _ordered(names, probe_out, take_rows([batch.column(n) for n in probe_out], found.probe_rows),
-                               build_out, take_rows(build_columns, found.build_rows))
-            continue
-        matched = np.zeros(batch.num_rows, dtype=bool)
-        for found in index.matches(groups, keep_unmatched=False):
-            keep = checked.passing(batch, found)
-            probe_rows, build_rows = found.probe_rows[keep], found.build_rows[keep]
-            matched[probe_rows] = True
-            if hit is not None:
-                hit[build_rows] = True
-            if join_type in ("inner", "left outer", "right outer", "full outer") and len(probe_rows):
-                yield _ordered(names, probe_out, take_rows([batch.column(n) for n in probe_out], probe_rows),
-                               build_out, take_rows(build_columns, build_rows))
-        if join_type in ("left semi", "left anti", "left outer", "full outer"):
-            rows = np.flatnonzero(matched if join_type == "left semi" else ~matched)
+        if hit is not None:
+            hit[groups[groups >= 0]] = True
+        if join_type in ("left semi", "left anti"):
+            rows = np.flatnonzero((groups >= 0) if join_type == "left semi" else (groups < 0))
             if len(rows):
-                probe = take_rows([batch.column(n) for n in probe_out], rows)
-                nulls = [pa.nulls(len(rows), build.schema.field(n).type) for n in build_out]
-                yield _ordered(names, probe_out, probe, build_out, nulls)
+                yield _ordered(names, probe_out, take_rows([batch.column(n) for n in probe_out], rows), [], [])
+            continue
+        if join_type in ("right semi", "right anti"):
+            continue
+        for found in index.matches(groups, keep_unmatched=join_type in ("left outer", "full outer")):
+            yield _ordered(names, probe_out, take_rows([batch.column(n) for n in probe_out], found.probe_rows),
+                           build_out, take_rows(build_columns, found.build_rows))
     if hit is None:
         return
     semi = join_type == "right semi"
-    if checked is None:
-        rows = index.rows_of(hit if semi else ~hit, null_keys=not semi)
-    else:
-        rows = np.flatnonzero(hit if semi else ~hit)
+    rows = index.rows_of(hit if semi else ~hit, null_keys=not semi)
     if len(rows):
         nulls = [pa.nulls(len(rows), schema.field(n).type) for n in probe_out]
         yield _ordered(names, probe_out, nulls, build_out, take_rows(build_columns, rows))
-
-
-class _ResidualCheck:
-    """A join's residual condition over candidate pairs: which of them satisfy it (null counts as not)."""
-
-    _PAIR = "__pair"
-
-    def __init__(self, residual: pc.Expression, columns: frozenset[str] | None, schema: pa.Schema,
-                 build: pa.Table):
-        self.residual = residual
-        self.probe_names = [n for n in schema.names if columns is None or n in columns]
-        self.build_names = [n for n in build.column_names if (columns is None or n in columns)
-                            and n not in self.probe_names]
-        self.build_columns = [build.column(n).combine_chunks() for n in self.build_names]
-
-    def passing(self, batch: pa.RecordBatch, found: Matches) -> np.ndarray:
-        """A boolean per pair of `found`: True where the residual condition holds for it."""
-        n = len(found.probe_rows)
-        arrays = take_rows([batch.column(c) for c in self.probe_names], found.probe_rows)
-        arrays += take_rows(self.build_columns, found.build_rows)
-        arrays.append(pa.array(np.arange(n, dtype=np.int64)))
-        pairs = pa.Table.from_arrays(arrays, names=self.probe_names + self.build_names + [self._PAIR])
-        kept = pairs.filter(self.residual).column(self._PAIR)
-        keep = np.zeros(n, dtype=bool)
-        keep[kept.to_numpy()] = True
-        return keep
 
 
 # Join types (the probe side on Acero's left) that emit build rows by whether any probe row matched them.

@@ -9,8 +9,9 @@ lookups, and the joined batch is assembled from row indices with Arrow's `take`.
 Keys are fixed-width (integers, dates, timestamps, booleans, floats canonicalised so NaN
 matches NaN and -0.0 matches 0.0); each key column is read as 64-bit integers and a row's
 keys are compared column by column. A null key never matches, as in SQL. Joins on other key
-types stay on Acero; quiver/executors/cpu/join.py assembles each join type from the pairs
-found here, a residual condition checked on them.
+types, and joins with a residual condition, stay on Acero (quiver/executors/cpu/join.py): a
+residual checked in Python on each step's pairs made TPC-H Q21 at SF10 half as slow again as
+Acero's filter inside its join.
 """
 from __future__ import annotations
 

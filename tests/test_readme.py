@@ -358,8 +358,10 @@ AREAS: dict[str, tuple[list[Callable[[Any], Any]], list[Callable[[Any], Any]]]] 
         lambda spark: _nested(spark).select(_F().array("id"), _F().struct("id"), _F().create_map("id", "id"),
                                             _F().element_at("arr", 1), _F().array_distinct("arr"),
                                             _F().slice("arr", 1, 1), _F().map_keys("m")).collect(),
-    ], [
         lambda spark: _nested(spark).join(spark.table("readme_u"), "id").collect(),
+    ], [
+        lambda spark: _nested(spark).withColumn("k", _F().lit("x")).join(
+            spark.table("readme_u").withColumnRenamed("s", "k"), "k").collect(),
     ]),
     "UDFs": ([
         lambda spark: _df(spark).select(_F().udf(lambda x: x * 2, "double")("v")).collect(),

@@ -178,8 +178,8 @@ def summary_line(job: JobMetrics) -> str:
 
 def _jupyter_display() -> tuple[Any, Any] | None:
     """IPython's display function and HTML type when running in a Jupyter kernel, else None. A kernel has
-    imported IPython before any user code runs; a process that has not is no kernel, and is spared the import
-    (a tenth of a second and tens of MiB)."""
+    imported IPython before any user code runs; a process that has not is no kernel, and is spared the
+    import's time and memory."""
     if "IPython" not in sys.modules:
         return None
     try:

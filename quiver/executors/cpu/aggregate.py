@@ -32,7 +32,7 @@ from quiver.executors.cpu.aggregate_inputs import (
     run_states,
     summable_as_int64,
 )
-from quiver.executors.cpu.batch_chunks import CHUNK_BYTES, CHUNK_ROWS, table_chunks
+from quiver.executors.cpu.batch_chunks import CHUNK_BYTES, table_chunks
 from quiver.executors.cpu.decimal import decimal_average
 from quiver.executors.cpu.dictionary_eval import is_dictionary_encoded
 from quiver.executors.cpu.evaluate import evaluate_array
@@ -274,12 +274,12 @@ def _partial_states(batches: Iterable[pa.RecordBatch], keys: tuple, calls: tuple
 
         if runs is not None:
             # Run states come out chunk by chunk too: a segment can span the whole partition.
-            for chunk in table_chunks(stream(), runs.schema, CHUNK_ROWS, CHUNK_BYTES):
+            for chunk in table_chunks(stream(), runs.schema, max_bytes=CHUNK_BYTES):
                 yield partial_state_types(segment.restore(chunk), calls)
             continue
         # States per chunk of the segment: a group may get a state row in several, which the final
         # aggregate merges as it merges those of other partitions.
-        for chunk in table_chunks(stream(), segment.schema, CHUNK_ROWS, CHUNK_BYTES):
+        for chunk in table_chunks(stream(), segment.schema, max_bytes=CHUNK_BYTES):
             yield partial_state_types(segment.restore(_group(chunk, len(keys), steps)), calls)
 
 

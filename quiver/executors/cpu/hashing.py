@@ -22,13 +22,19 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
     return out
 
 
+@numba.njit(inline="always")
+def splitmix64(x: np.uint64) -> np.uint64:
+    """splitmix64 of one 64-bit value, for numba kernels that mix hashes value by value."""
+    z = x + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
 @numba.njit(cache=True, nogil=True)
 def _splitmix_into(x: np.ndarray, out: np.ndarray) -> None:
     for i in range(x.shape[0]):
-        z = x[i] + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        out[i] = z ^ (z >> np.uint64(31))
+        out[i] = splitmix64(x[i])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -42,8 +48,8 @@ def _hash_binary(offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None
 
 def load_kernels() -> None:
     """Load numba and the hash kernels every shuffle and join uses (from numba's cache on disk), as part of
-    starting an engine: the first load of any numba kernel initialises numba's compiler, a fifth of a second,
-    which a session's first query should not pay. Importing quiver loads none, so tools and workers that
+    starting an engine: the first load of any numba kernel initialises numba's compiler, which a session's
+    first query should not pay. Importing quiver loads none, so tools and workers that
     never run a kernel do not pay either."""
     hash_array(pa.array([0], pa.int64()))
 

@@ -10,8 +10,8 @@ Keys are fixed-width (integers, dates, timestamps, booleans, floats canonicalise
 matches NaN and -0.0 matches 0.0); each key column is read as 64-bit integers and a row's
 keys are compared column by column. A null key never matches, as in SQL. Joins on other key
 types, and joins with a residual condition, stay on Acero (quiver/executors/cpu/join.py): a
-residual checked in Python on each step's pairs made TPC-H Q21 at SF10 half as slow again as
-Acero's filter inside its join.
+residual checked in Python on each step's pairs was slower than Acero's filter inside its join
+(benchmarks/RESULTS.md, "joins on a key index").
 """
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from quiver.executors.cpu.hashing import plain_array, splitmix64
 
 # The most output rows one probe step assembles: a batch whose matches fan out past this is
 # joined in slices of probe rows, so one key with many build rows cannot make one huge batch.
@@ -47,7 +49,7 @@ def key_words(columns: Sequence[pa.Array | pa.ChunkedArray]) -> tuple[np.ndarray
     boolean per row that is False where any key is null. Equal values give equal words: integers by
     value, floats by their bits once canonicalised (the caller's job), temporal values by their count.
     One int64 key column without nulls is viewed, not copied."""
-    arrays = [_plain(c) for c in columns]
+    arrays = [plain_array(c) for c in columns]
     n = len(arrays[0])
     valid = np.ones(n, dtype=bool)
     if len(arrays) == 1 and arrays[0].type == pa.int64() and not arrays[0].null_count:
@@ -58,11 +60,6 @@ def key_words(columns: Sequence[pa.Array | pa.ChunkedArray]) -> tuple[np.ndarray
             valid &= arr.is_valid().to_numpy(zero_copy_only=False)
         words[:, j] = _as_int64(arr)
     return words, valid
-
-
-def _plain(column: pa.Array | pa.ChunkedArray) -> pa.Array:
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    return arr.dictionary_decode() if pa.types.is_dictionary(arr.type) else arr
 
 
 def _as_int64(arr: pa.Array) -> np.ndarray:
@@ -84,10 +81,7 @@ def _as_int64(arr: pa.Array) -> np.ndarray:
 def _row_hash(words: np.ndarray, i: int) -> np.uint64:
     h = np.uint64(0x9E3779B97F4A7C15)
     for j in range(words.shape[1]):
-        z = (h ^ np.uint64(words[i, j])) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        h = z ^ (z >> np.uint64(31))
+        h = splitmix64(h ^ np.uint64(words[i, j]))
     return h
 
 
@@ -108,35 +102,40 @@ def _tag(words: np.ndarray, i: int, h: np.uint64) -> np.int64:
     return np.int64(h)
 
 
+@numba.njit(inline="always")
+def _lookup(words: np.ndarray, i: int, tags: np.ndarray, slot_group: np.ndarray, build_words: np.ndarray,
+            first_row: np.ndarray) -> tuple[np.int64, np.int64, np.int64]:
+    """Where row `i`'s keys are in the table: (slot, group), the group -1 at the empty slot where they would go;
+    and the row's tag. A slot holds a tag (`tags`) and its group (`slot_group`, -1 where empty); the tags
+    alone are compared first, so a lookup touches one cache line of them."""
+    mask = np.int64(tags.shape[0] - 1)
+    h = _row_hash(words, i)
+    tag = _tag(words, i, h)
+    s = np.int64(h & np.uint64(mask))
+    while True:
+        g = slot_group[s]
+        if g == -1 or (tags[s] == tag and (words.shape[1] == 1 or _same_keys(words, i, build_words, first_row[g]))):
+            return s, np.int64(g), tag
+        s = (s + 1) & mask
+
+
 @numba.njit(cache=True, nogil=True)
 def _build(words: np.ndarray, valid: np.ndarray, tags: np.ndarray, slot_group: np.ndarray,
            group_of_row: np.ndarray, first_row: np.ndarray) -> int:
-    """Give each distinct valid key a group number (in order of first appearance); returns how many.
-    A slot holds a tag (`tags`) and its group (`slot_group`, -1 where empty); the tags alone are scanned
-    while probing, so a lookup touches one cache line of them."""
-    mask = np.int64(tags.shape[0] - 1)
-    single = words.shape[1] == 1
+    """Give each distinct valid key a group number (in order of first appearance); returns how many."""
     groups = 0
     for i in range(words.shape[0]):
         if not valid[i]:
             group_of_row[i] = -1
             continue
-        h = _row_hash(words, i)
-        tag = _tag(words, i, h)
-        s = np.int64(h & np.uint64(mask))
-        while True:
-            g = slot_group[s]
-            if g == -1:
-                tags[s] = tag
-                slot_group[s] = groups
-                first_row[groups] = i
-                group_of_row[i] = groups
-                groups += 1
-                break
-            if tags[s] == tag and (single or _same_keys(words, i, words, first_row[g])):
-                group_of_row[i] = g
-                break
-            s = (s + 1) & mask
+        s, g, tag = _lookup(words, i, tags, slot_group, words, first_row)
+        if g == -1:
+            tags[s] = tag
+            slot_group[s] = groups
+            first_row[groups] = i
+            g = groups
+            groups += 1
+        group_of_row[i] = g
     return groups
 
 
@@ -144,23 +143,8 @@ def _build(words: np.ndarray, valid: np.ndarray, tags: np.ndarray, slot_group: n
 def _probe(words: np.ndarray, valid: np.ndarray, tags: np.ndarray, slot_group: np.ndarray,
            build_words: np.ndarray, first_row: np.ndarray, out: np.ndarray) -> None:
     """The build group of each probe row's keys, or -1 where no build row has them (or a key is null)."""
-    mask = np.int64(tags.shape[0] - 1)
-    single = words.shape[1] == 1
     for i in range(words.shape[0]):
-        out[i] = -1
-        if not valid[i]:
-            continue
-        h = _row_hash(words, i)
-        tag = _tag(words, i, h)
-        s = np.int64(h & np.uint64(mask))
-        while True:
-            g = slot_group[s]
-            if g == -1:
-                break
-            if tags[s] == tag and (single or _same_keys(words, i, build_words, first_row[g])):
-                out[i] = g
-                break
-            s = (s + 1) & mask
+        out[i] = _lookup(words, i, tags, slot_group, build_words, first_row)[1] if valid[i] else -1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -203,13 +187,12 @@ class KeyIndex:
         self._group_of_row = group_of_row
         self.num_rows, self.num_groups = n, groups
         # Build rows ordered by group (stable), with each group's first position: a CSR layout.
-        counts = np.bincount(group_of_row[valid], minlength=groups).astype(np.int64)
+        self._counts = np.bincount(group_of_row[valid], minlength=groups).astype(np.int64)
         self._starts = np.zeros(groups + 1, dtype=np.int64)
-        np.cumsum(counts, out=self._starts[1:])
-        self._counts = counts
-        self._rows = np.flatnonzero(valid)[np.argsort(group_of_row[valid], kind="stable")] \
-            if groups < int(valid.sum()) else self._first_row
+        np.cumsum(self._counts, out=self._starts[1:])
         self.unique = groups == int(valid.sum())
+        self._rows = self._first_row if self.unique else \
+            np.flatnonzero(valid)[np.argsort(group_of_row[valid], kind="stable")]
 
     def _direct_table(self, groups: int, capacity: int) -> tuple[np.ndarray | None, np.int64]:
         """For one key whose distinct values span at most DIRECT_SPAN_PER_SLOT times the hash table's slots,
@@ -256,9 +239,8 @@ class KeyIndex:
             build = np.full(len(rows), -1, dtype=np.int64)
             hit = groups[rows] >= 0
             build[hit] = self._rows[self._starts[groups[rows[hit]]]]
-            for start in range(0, max(len(rows), 1), MAX_OUTPUT_ROWS):
-                if len(rows):
-                    yield Matches(rows[start:start + MAX_OUTPUT_ROWS], build[start:start + MAX_OUTPUT_ROWS])
+            for start in range(0, len(rows), MAX_OUTPUT_ROWS):
+                yield Matches(rows[start:start + MAX_OUTPUT_ROWS], build[start:start + MAX_OUTPUT_ROWS])
             return
         ends = np.cumsum(counts)
         begin = 0

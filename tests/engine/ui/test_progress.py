@@ -127,7 +127,7 @@ def test_format_bytes():
 
 def test_a_process_that_is_no_notebook_never_imports_ipython():
     """A job's progress asks whether it runs in a Jupyter kernel; outside one that must not cost IPython's
-    import (a tenth of a second and tens of MiB on a script's first job)."""
+    import on a script's first job."""
     code = ("import sys, quiver; s = quiver.Session.builder.master('local[1]').getOrCreate(); "
             "s.range(10).count(); print('IPython' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)

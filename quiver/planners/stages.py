@@ -12,6 +12,7 @@ from typing import Any
 from quiver.planners.physical.nodes import (
     BroadcastPartitioning,
     ExchangeExec,
+    HashJoinExec,
     PhysicalPlan,
     ShuffleReadExec,
     estimated_size,
@@ -64,7 +65,11 @@ def split_stages(plan: PhysicalPlan) -> StageGraph:
         if id(node) in done:
             return done[id(node)]
         kids = node.children()
-        new = node.with_children(tuple(cut(k) for k in kids)) if kids else node
+        if kids:
+            done_kids = {id(k): cut(k) for k in _cut_order(node, kids)}
+            new = node.with_children(tuple(done_kids[id(k)] for k in kids))
+        else:
+            new = node
         if isinstance(new, ExchangeExec):
             child_root = new.child
             stage = Stage(len(stages), child_root, new.partitioning, _parents(child_root))
@@ -72,13 +77,22 @@ def split_stages(plan: PhysicalPlan) -> StageGraph:
             broadcast = isinstance(new.partitioning, BroadcastPartitioning)
             new = ShuffleReadExec(stage.id, child_root.output,
                                   1 if broadcast else new.partitioning.num_partitions,
-                                  child_root.num_partitions, broadcast, estimate=estimated_size(child_root))
+                                  child_root.num_partitions, broadcast, fixed=new.fixed,
+                                  estimate=estimated_size(child_root))
         done[id(node)] = new
         return new
 
     root = cut(plan)
     stages.append(Stage(len(stages), root, None, _parents(root)))
     return StageGraph(tuple(stages))
+
+
+def _cut_order(node: PhysicalPlan, kids: tuple[PhysicalPlan, ...]) -> tuple[PhysicalPlan, ...]:
+    """The order a node's inputs become stages: a shuffled join's build side first, so that adaptive
+    execution knows its real size before the probe side's stage runs (and may broadcast it instead)."""
+    if isinstance(node, HashJoinExec) and node.strategy == "shuffle" and not node.build_left:
+        return (node.right, node.left)
+    return kids
 
 
 def _parents(root: PhysicalPlan) -> tuple[int, ...]:

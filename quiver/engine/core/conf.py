@@ -26,6 +26,13 @@ ALIASES = {
 # Hadoop's S3A keys, as Spark users set them (with or without `spark.hadoop.`), name Quiver's S3 settings.
 _S3A_KEYS = {"endpoint": "endpoint", "access.key": "accessKey", "secret.key": "secretKey",
              "session.token": "sessionToken", "endpoint.region": "region", "attempts.maximum": "maxAttempts"}
+# Spark's adaptive-execution keys, each the alias of the quiver.sql.adaptive key of the same name.
+ADAPTIVE_KEYS = ("enabled", "coalescePartitions.enabled", "advisoryPartitionSizeInBytes",
+                 "coalescePartitions.minPartitionSize", "coalescePartitions.parallelismFirst",
+                 "coalescePartitions.minPartitionNum", "coalescePartitions.initialPartitionNum", "skewJoin.enabled",
+                 "skewJoin.skewedPartitionFactor", "skewJoin.skewedPartitionThresholdInBytes",
+                 "autoBroadcastJoinThreshold")
+ALIASES.update({f"spark.sql.adaptive.{key}": f"quiver.sql.adaptive.{key}" for key in ADAPTIVE_KEYS})
 ALIASES.update({f"{prefix}fs.s3a.{hadoop}": f"quiver.s3.{ours}"
                 for hadoop, ours in _S3A_KEYS.items() for prefix in ("spark.hadoop.", "")})
 
@@ -64,6 +71,18 @@ DEFAULTS: dict[str, str] = {
     "quiver.local.dir": "",
     # the largest result an action may bring to the driver (collect, toPandas); 0: unbounded
     "quiver.driver.maxResultSize": "1g",
+    # adaptive query execution: Spark's spark.sql.adaptive.* keys, with Spark's defaults
+    "quiver.sql.adaptive.enabled": "true",
+    "quiver.sql.adaptive.coalescePartitions.enabled": "true",
+    "quiver.sql.adaptive.advisoryPartitionSizeInBytes": "64m",
+    "quiver.sql.adaptive.coalescePartitions.minPartitionSize": "1m",
+    "quiver.sql.adaptive.coalescePartitions.parallelismFirst": "true",
+    "quiver.sql.adaptive.coalescePartitions.minPartitionNum": "",
+    "quiver.sql.adaptive.coalescePartitions.initialPartitionNum": "",
+    "quiver.sql.adaptive.skewJoin.enabled": "true",
+    "quiver.sql.adaptive.skewJoin.skewedPartitionFactor": "5.0",
+    "quiver.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "256m",
+    "quiver.sql.adaptive.autoBroadcastJoinThreshold": "",
 }
 
 PLACEMENT_MODES = ("cost", "cpu", "gpu", "npu")
@@ -93,6 +112,32 @@ def parse_positive_int(key: str, value: Any) -> int:
     if n <= 0:
         raise ConfigurationError(f"{key} must be a positive integer, got {value!r}")
     return n
+
+
+def parse_optional_positive_int(key: str, value: Any) -> str:
+    """A positive integer, or empty for unset."""
+    if str(value).strip() == "":
+        return ""
+    return str(parse_positive_int(key, value))
+
+
+def parse_optional_size(key: str, value: Any) -> str:
+    """A size (see `parse_size`), or empty for unset."""
+    if str(value).strip() == "":
+        return ""
+    parse_size(key, value)
+    return str(value)
+
+
+def parse_skew_factor(key: str, value: Any) -> str:
+    """A number of at least 1: how many times the median size a skewed partition is."""
+    try:
+        x = float(str(value).strip())
+    except ValueError:
+        x = 0.0
+    if not x >= 1.0:
+        raise ConfigurationError(f"{key} must be a number of at least 1, such as 5.0, got {value!r}")
+    return str(value)
 
 
 def parse_bool(key: str, value: Any) -> str:
@@ -162,6 +207,17 @@ _VALIDATORS = {
     "quiver.driver.memory": parse_size,
     "quiver.executor.memory": parse_size,
     "quiver.driver.maxResultSize": parse_size,
+    "quiver.sql.adaptive.enabled": parse_bool,
+    "quiver.sql.adaptive.coalescePartitions.enabled": parse_bool,
+    "quiver.sql.adaptive.advisoryPartitionSizeInBytes": parse_size,
+    "quiver.sql.adaptive.coalescePartitions.minPartitionSize": parse_size,
+    "quiver.sql.adaptive.coalescePartitions.parallelismFirst": parse_bool,
+    "quiver.sql.adaptive.coalescePartitions.minPartitionNum": parse_optional_positive_int,
+    "quiver.sql.adaptive.coalescePartitions.initialPartitionNum": parse_optional_positive_int,
+    "quiver.sql.adaptive.skewJoin.enabled": parse_bool,
+    "quiver.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": parse_size,
+    "quiver.sql.adaptive.autoBroadcastJoinThreshold": parse_optional_size,
+    "quiver.sql.adaptive.skewJoin.skewedPartitionFactor": parse_skew_factor,
 }
 
 
@@ -180,6 +236,10 @@ class RuntimeConfig:
         if canon in _VALIDATORS:
             _VALIDATORS[canon](key, value)
         self._values[canon] = str(value)
+
+    def is_set(self, key: str) -> bool:
+        """Whether the user set `key` (or its alias), rather than leaving it at its default."""
+        return canonical_key(key) in self._values
 
     def get(self, key: str, default: Any = ...) -> Any:
         canon = canonical_key(key)

@@ -32,6 +32,7 @@ from quiver.executors.cpu.hashing import load_kernels
 from quiver.executors.cpu.worker_pool import WORKERS, WorkerSettings
 from quiver.executors.memory import MemorySettings, process_memory
 from quiver.executors.spill import process_spill_folder, sweep_spill_folders
+from quiver.planners.adaptive import AdaptiveSettings
 from quiver.planners.physical.nodes import PhysicalPlan
 from quiver.planners.placement import Candidate, StagePlacement, device_paths, place_stage
 from quiver.planners.stages import Stage, StageGraph
@@ -108,7 +109,9 @@ class ExecutionContext:
         ANSI mode."""
         self.configure_python_workers()
         self.attach_store_memory()
-        return self.scheduler.run_job(graph, result_task, ansi=ansi, memory=self.memory_settings())
+        return self.scheduler.run_job(graph, result_task, ansi=ansi, memory=self.memory_settings(),
+                                      adaptive=AdaptiveSettings.from_conf(self.conf, self.parallelism,
+                                                                          self.memory_settings().budget()))
 
     def configure_python_workers(self) -> None:
         """User Python code runs in worker processes (local masters), unless `quiver.python.udf.inProcess`;

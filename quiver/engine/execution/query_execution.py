@@ -24,6 +24,7 @@ from quiver.engine.core.errors import ConfigurationError, QuiverError, ResultToo
 from quiver.engine.core.expressions import Literal
 from quiver.engine.core.subqueries import ScalarSubquery
 from quiver.executors.blocks import BlockId
+from quiver.planners.adaptive import AdaptiveSettings, initial_partitions
 from quiver.planners.optimizer import RULES, Rule, fixed_point
 from quiver.planners.optimizer.aggregate_key_filters import filter_aggregates_by_join_keys
 from quiver.planners.optimizer.decorrelate_subqueries import rewrite_subqueries
@@ -291,8 +292,17 @@ class QueryExecution:
     @cached_property
     def physical(self) -> PhysicalPlan:
         conf = self.context.conf
+        # Shuffles start with initialPartitionNum partitions where it is set (and coalescing is on), else with
+        # the user's spark.sql.shuffle.partitions, else with as many as the data's estimated size asks for.
+        partitions = conf.shuffle_partitions()
+        adaptive = AdaptiveSettings.from_conf(conf, self.context.parallelism)
+        initial = conf.get("quiver.sql.adaptive.coalescePartitions.initialPartitionNum")
+        if initial and adaptive.enabled and adaptive.coalesce:
+            partitions = int(initial)
+        elif not conf.is_set("spark.sql.shuffle.partitions"):
+            partitions = initial_partitions(self.optimized, adaptive, partitions)
         pconf = PlannerConfig(
-            shuffle_partitions=conf.shuffle_partitions(),
+            shuffle_partitions=partitions,
             broadcast_threshold=conf.broadcast_threshold(),
             broadcast_by_cost_max_bytes=conf.broadcast_by_cost_max_bytes(),
             default_parallelism=self.context.parallelism,
@@ -337,8 +347,9 @@ class QueryExecution:
             return "\n".join(self.context.place(s.id, s.root).describe() for s in self.stages.stages)
 
     def explain_string(self, mode: str = "extended", last_run: JobMetrics | None = None) -> str:
-        """The plans as `DataFrame.explain(mode)` prints them; in cost mode, `last_run` (the job of the
-        DataFrame's last action) adds what each stage and operator spilled."""
+        """The plans as `DataFrame.explain(mode)` prints them. `last_run` (the job of the DataFrame's last
+        action) adds what adaptive execution changed in it and the stages as they ran, and in cost mode
+        what each stage and operator spilled."""
         sections = []
         if mode in ("extended", "formatted", "all"):
             sections.append("== Analyzed Logical Plan ==\n" + self.analyzed.tree_string())
@@ -351,6 +362,9 @@ class QueryExecution:
         else:
             sections.append("== Physical Plan ==\n" + self.physical.tree_string())
         sections.append("== Stages ==\n" + self.stages.describe())
+        if last_run is not None and last_run.adaptive:
+            sections.append("== Adaptive execution of the last run: what changed, and the stages as they ran ==\n"
+                            + "\n".join(f"- {line}" for line in last_run.adaptive) + "\n" + last_run.final_stages)
         sections.append("== Placement ==\n" + self.placement_string())
         if mode == "cost":
             sections.append("== Storage cache (this process, so far) ==\n" + _storage_cache_line())

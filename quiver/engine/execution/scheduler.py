@@ -59,7 +59,15 @@ from quiver.executors.blocks import BlockId, BlockStore
 from quiver.executors.cancellation import Cancellation, TaskCancelled
 from quiver.executors.cpu.shuffle import UNCUT, range_bounds
 from quiver.executors.memory import MemorySettings
-from quiver.planners.physical.nodes import RangePartitioning
+from quiver.planners.adaptive import (
+    AdaptiveDecision,
+    AdaptiveSettings,
+    ShuffleStatistics,
+    adapt_reads,
+    switch_join,
+    with_map_outputs,
+)
+from quiver.planners.physical.nodes import RangePartitioning, ShuffleReadExec
 from quiver.planners.stages import Stage, StageGraph
 
 log = logging.getLogger("quiver.scheduler")
@@ -144,6 +152,10 @@ class JobMetrics:
     started: float = 0.0
     runtime: str = ""
     error: str | None = None
+    # What adaptive execution changed, one line each, and the stages as they finally ran (empty when it
+    # changed nothing).
+    adaptive: list[str] = field(default_factory=list)
+    final_stages: str = ""
 
     @property
     def object_store(self) -> dict:
@@ -163,6 +175,8 @@ class JobMetrics:
     def __repr__(self) -> str:
         state = f"failed: {self.error}" if self.error else f"{self.seconds:.3f} s"
         spilled = f", {self.spilled_bytes:,} bytes spilled" if self.spilled_bytes else ""
+        if self.adaptive:
+            spilled += f", {len(self.adaptive)} adaptive change{'s' if len(self.adaptive) != 1 else ''}"
         return (f"JobMetrics(job {self.job_id} on {self.runtime}: {len(self.stages)} stages, {len(self.tasks)} task "
                 f"attempts, {self.bytes_shuffled:,} bytes shuffled{spilled}, {state})")
 
@@ -194,6 +208,62 @@ class JobListener:
 
     def on_job_end(self, job: JobMetrics) -> None:
         """The job ended (`job.error` says whether it failed)."""
+
+
+class _AdaptivePlan:
+    """A job's stages as adaptive execution leaves them: each by id (rewritten in place as it is re-planned),
+    the statistics of those finished, and the stages run, in order."""
+
+    def __init__(self, graph: StageGraph):
+        self.order = [s.id for s in graph.stages]
+        self.stages = {s.id: s for s in graph.stages}
+        self.result_id = graph.result.id
+        self.finished: dict[int, ShuffleStatistics] = {}
+        self.run: list[Stage] = []
+        self._dropped: set[int] = set()
+
+    def finish(self, stage: Stage, stats: ShuffleStatistics) -> None:
+        """`stage` ran and wrote `stats`: the stages still to run read the map outputs it really wrote."""
+        self.finished[stage.id] = stats
+        self.run.append(stage)
+        for stage_id in self.pending():
+            self.stages[stage_id] = with_map_outputs(self.stages[stage_id], stats)
+
+    def needed(self, stage_id: int) -> bool:
+        """Whether the result still depends on `stage_id` (a stage merged into another, or below an empty
+        relation, is not)."""
+        return stage_id in self._needed()
+
+    def _needed(self) -> set[int]:
+        needed: set[int] = set()
+        todo = [self.result_id]
+        while todo:
+            stage_id = todo.pop()
+            if stage_id in needed:
+                continue
+            needed.add(stage_id)
+            todo.extend(_reads(self.stages[stage_id]))
+        return needed
+
+    def pending(self) -> list[int]:
+        """Stages not yet run that the result still needs, in run order."""
+        needed = self._needed()
+        return [s for s in self.order if s in needed and s not in self.finished]
+
+    def pending_stages(self) -> dict[int, Stage]:
+        return {s: self.stages[s] for s in self.pending()}
+
+    def unread(self) -> list[int]:
+        """Finished stages no pending stage reads: their blocks may go (each named once)."""
+        read = {r for s in self.pending() for r in _reads(self.stages[s])}
+        out = [s for s in self.finished if s not in read and s not in self._dropped]
+        self._dropped.update(out)
+        return out
+
+
+def _reads(stage: Stage) -> set[int]:
+    """The stages whose blocks `stage` reads."""
+    return {n.stage_id for n in stage.root.walk() if isinstance(n, ShuffleReadExec)}
 
 
 @dataclass
@@ -253,23 +323,36 @@ class DAGScheduler:
         return self.runtime.blocks_leave_process
 
     def run_job(self, graph: StageGraph, result_task: Callable[[int, Iterator[pa.RecordBatch]], R],
-                ansi: bool = False, memory: MemorySettings | None = None) -> list[R]:
+                ansi: bool = False, memory: MemorySettings | None = None,
+                adaptive: AdaptiveSettings | None = None) -> list[R]:
         """Run every stage; returns `result_task(partition, batches)` for each result partition, in order.
-        `ansi`: the query's ANSI mode, which each task runs in; `memory`: the budget its tasks spill under."""
+        `ansi`: the query's ANSI mode, which each task runs in; `memory`: the budget its tasks spill under;
+        `adaptive`: how the stages not yet run are re-planned from the sizes the finished ones wrote
+        (off where None)."""
         job_id = next(_job_ids)
         job = _Job(job_id, f"job{job_id}",
                    self.job_record(job_id, store_stats=getattr(self.runtime, "store_stats", None),
                                                        started=time.time(), runtime=type(self.runtime).__name__),
                    ansi=ansi, memory=memory or MemorySettings())
         started = time.perf_counter()
-        readers_left = {s.id: sum(1 for t in graph.stages if s.id in t.parents) for s in graph.stages}
+        settings = adaptive if adaptive is not None and adaptive.enabled else None
+        plan = _AdaptivePlan(graph)
         job.cancel = self.jobs.start(job_id).token
         self._tell("on_job_start", job.metrics)
         try:
-            for stage in graph.stages[:-1]:
-                self._run_map_stage(stage, job)
-                self._release_parents(stage, readers_left, job)
-            result = graph.result
+            for stage_id in [s.id for s in graph.stages[:-1]]:
+                if settings is not None:
+                    self._switch_joins(plan, job, settings)
+                if not plan.needed(stage_id):
+                    continue
+                stage = self._adapted(plan, stage_id, job, settings)
+                plan.finish(stage, self._run_map_stage(stage, job))
+                self.store.drop([b for s in plan.unread() for b in self.store.blocks_of(job.namespace, s)])
+            if settings is not None:
+                self._switch_joins(plan, job, settings)
+            result = self._adapted(plan, graph.result.id, job, settings)
+            plan.run.append(result)
+            job.metrics.final_stages = StageGraph(tuple(plan.run)).describe() if job.metrics.adaptive else ""
             metrics = self._stage_metrics(result, job, "result")
             t0 = time.perf_counter()
             specs = self._stage_specs(result, job, metrics, ReturnResult(result_task))
@@ -328,7 +411,50 @@ class DAGScheduler:
             metrics.devices = ("cpu:0", *sorted({str(e.device) for e in placed.values()}))
         return placed
 
-    def _run_map_stage(self, stage: Stage, job: _Job) -> None:
+    def _switch_joins(self, plan: _AdaptivePlan, job: _Job, settings: AdaptiveSettings) -> None:
+        """Re-plan each stage not yet run whose shuffled join has a finished side small enough to broadcast
+        (or empty), before the other side's map stage runs."""
+        for stage_id in plan.pending():
+            switched = switch_join(plan.stages[stage_id], plan.pending_stages(), plan.finished, settings)
+            if switched is not None:
+                plan.stages[stage_id], decision = switched
+                self._decided(job, decision)
+
+    def _adapted(self, plan: _AdaptivePlan, stage_id: int, job: _Job, settings: AdaptiveSettings | None) -> Stage:
+        """The stage about to run, its reads cut into tasks by its inputs' real sizes."""
+        stage = plan.stages[stage_id]
+        if settings is None:
+            return stage
+        adapted, decisions = adapt_reads(stage, plan.finished, settings)
+        device = self._device_of(adapted, job) if decisions else None
+        if device is not None:
+            # Placed on a GPU or NPU, the stage's partitions are sized for that device's memory.
+            label, free = device
+            adapted, decisions = adapt_reads(stage, plan.finished, settings.for_device(free))
+            decisions = [replace(d, detail=f"{d.detail}, sized for {label}") for d in decisions]
+        for decision in decisions:
+            self._decided(job, decision)
+        plan.stages[stage_id] = adapted
+        return adapted
+
+    def _device_of(self, stage: Stage, job: _Job) -> tuple[str, int | None] | None:
+        """The device (its label and free memory, None where unbounded) the stage's operators would be placed
+        on, when one is not the CPU; None when all stay on the CPU."""
+        if self.placer is None:
+            return None
+        actual = {m.stage_id: (m.rows_written, m.bytes_written) for m in job.metrics.stages}
+        executors = list(self.placer(stage, actual).values())
+        if not executors:
+            return None
+        free = [f for f in (getattr(e, "free_bytes", lambda: None)() for e in executors) if f is not None]
+        return str(executors[0].device), (min(free) if free else None)
+
+    def _decided(self, job: _Job, decision: AdaptiveDecision) -> None:
+        job.metrics.adaptive.append(decision.describe())
+        log.debug("adaptive: %s", decision.describe())
+
+    def _run_map_stage(self, stage: Stage, job: _Job) -> ShuffleStatistics:
+        """Run a map stage; what it wrote, per map task and reduce partition."""
         metrics = self._stage_metrics(stage, job)
         t0 = time.perf_counter()
         specs = self._stage_specs(stage, job, metrics, WriteShuffle(stage.output, self._separate_blocks))
@@ -337,13 +463,16 @@ class DAGScheduler:
             metrics.rows_written += w["rows"]
             metrics.bytes_written += w["bytes"]
         if isinstance(stage.output, RangePartitioning):
-            self._cut_range_exchange(stage, job, [(w["rows"], w["sample"]) for w in written])
+            written = self._cut_range_exchange(stage, job, [(w["rows"], w["sample"]) for w in written])
         metrics.seconds = time.perf_counter() - t0
         self._tell("on_stage_end", job.metrics, metrics)
         log.debug("stage %s done: %s tasks, %s rows", stage.id, stage.num_partitions, metrics.rows_written)
+        return ShuffleStatistics(stage.id, tuple(tuple(w["block_bytes"]) for w in written),
+                                 tuple(tuple(w["block_rows"]) for w in written))
 
-    def _cut_range_exchange(self, stage: Stage, job: _Job, samples: list) -> None:
-        """Bounds from every map task's sample, then one task per map output cutting it by them."""
+    def _cut_range_exchange(self, stage: Stage, job: _Job, samples: list) -> list[dict]:
+        """Bounds from every map task's sample, then one task per map output cutting it by them; what each
+        cut wrote."""
         bounds = range_bounds(samples, stage.output)
         n = stage.output.num_partitions
         specs = []
@@ -353,14 +482,9 @@ class DAGScheduler:
                                   (whole,),
                                   tuple(BlockId(job.namespace, stage.id, m, r) for r in range(n)), ansi=job.ansi,
                                   memory=job.memory))
-        self._run_specs(specs, job)
+        cuts = self._run_specs(specs, job)
         self.store.drop([s.inputs[0] for s in specs])
-
-    def _release_parents(self, stage: Stage, readers_left: dict[int, int], job: _Job) -> None:
-        for parent in stage.parents:
-            readers_left[parent] -= 1
-            if readers_left[parent] == 0:
-                self.store.drop(self.store.blocks_of(job.namespace, parent))
+        return cuts
 
     # ---------------------------------------------------------- tasks
 

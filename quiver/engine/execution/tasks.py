@@ -21,7 +21,7 @@ from quiver.engine.core.errors import QuiverError
 from quiver.executors.base import TaskContext
 from quiver.executors.blocks import BlockId, BlockReader
 from quiver.executors.cancellation import check_cancelled
-from quiver.executors.cpu.shuffle import cut_by_range, output_partitions, partition_blocks
+from quiver.executors.cpu.shuffle import block_sizes, cut_by_range, output_partitions, partition_blocks
 from quiver.executors.memory import MemorySettings
 from quiver.planners.physical.nodes import (
     CachedExec,
@@ -206,7 +206,8 @@ class CutByRange:
     separate: bool = False
 
     def __call__(self, ctx: TaskContext) -> tuple[Blocks, Any]:
-        return cut_by_range(ctx.blocks.get(self.block), self.partitioning, self.bounds, self.separate), None
+        blocks = cut_by_range(ctx.blocks.get(self.block), self.partitioning, self.bounds, self.separate)
+        return blocks, block_sizes(blocks)
 
 
 def stage_inputs(root: PhysicalPlan, partition: int, namespace: str) -> tuple[BlockId, ...]:
@@ -219,8 +220,7 @@ def stage_inputs(root: PhysicalPlan, partition: int, namespace: str) -> tuple[Bl
 
     def walk(node: PhysicalPlan, p: int) -> None:
         if isinstance(node, ShuffleReadExec):
-            reduce = 0 if node.broadcast else p
-            ids.extend(BlockId(namespace, node.stage_id, m, reduce) for m in range(node.map_partitions))
+            ids.extend(BlockId(namespace, node.stage_id, m, r) for m, r in node.blocks_for(p))
         elif isinstance(node, CachedExec):
             ids.append(BlockId("cache", node.cache_key, p, 0))
         elif isinstance(node, CoalesceExec):

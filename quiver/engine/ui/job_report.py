@@ -68,7 +68,7 @@ def job_report_html(job: JobMetrics) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
             f"<style>{_STYLE}</style></head><body>\n<h1>{title}</h1>\n"
             f'<div class="summary">{html.escape(_summary(job))}</div>\n'
-            f"{_legend(job)}\n{timeline_svg(job)}\n<h2>Stages</h2>\n{_stage_table(job)}\n"
+            f"{_legend(job)}\n{timeline_svg(job)}\n<h2>Stages</h2>\n{_stage_table(job)}\n{_adaptive(job)}"
             f"<details><summary>Task attempts ({len(job.tasks)})</summary>\n{_task_table(job)}</details>\n"
             "</body></html>\n")
 
@@ -76,7 +76,16 @@ def job_report_html(job: JobMetrics) -> str:
 def job_summary_html(job: JobMetrics) -> str:
     """The report's summary, timeline and stage table as one block for a notebook cell (no page styles)."""
     return (f'<div class="quiver-job"><b>Quiver job {job.job_id}</b>: {html.escape(_summary(job))}{_legend(job)}'
-            f"{timeline_svg(job)}{_stage_table(job)}</div>")
+            f"{timeline_svg(job)}{_stage_table(job)}{_adaptive(job)}</div>")
+
+
+def _adaptive(job: JobMetrics) -> str:
+    """What adaptive execution changed in the job, and its stages as they ran; nothing when it changed nothing."""
+    if not job.adaptive:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in job.adaptive)
+    return (f'<h2>Adaptive execution</h2>\n<ul class="adaptive">{items}</ul>\n'
+            f"<details><summary>Stages as they ran</summary><pre>{html.escape(job.final_stages)}</pre></details>\n")
 
 
 def _summary(job: JobMetrics) -> str:
@@ -87,9 +96,11 @@ def _summary(job: JobMetrics) -> str:
     spilled = f", {format_bytes(store['spilled_bytes'])} of blocks spilled" if store.get("spilled_bytes") else ""
     if job.spilled_bytes:
         spilled += f", {format_bytes(job.spilled_bytes)} of operator state spilled"
+    adaptive = f" · {len(job.adaptive)} adaptive change{'s' if len(job.adaptive) != 1 else ''}" if job.adaptive \
+        else ""
     return (f"{state} · started {started} · {job.seconds:.2f} s on {job.runtime or 'a runtime'} · "
             f"{len(job.stages)} stages, {len(job.tasks)} task attempts ({failed} failed) on {len(_lanes(job))} "
-            f"workers · {format_bytes(job.bytes_shuffled)} shuffled{spilled}")
+            f"workers · {format_bytes(job.bytes_shuffled)} shuffled{spilled}{adaptive}")
 
 
 def _legend(job: JobMetrics) -> str:

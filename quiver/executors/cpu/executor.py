@@ -106,8 +106,7 @@ class CpuExecutor:
             yield pa.RecordBatch.from_arrays([pa.array(values)], names=[name])
 
     def _ShuffleReadExec(self, plan: P.ShuffleReadExec, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
-        reduce_partition = 0 if plan.broadcast else partition
-        yield from read_shuffle(ctx.blocks, f"job{ctx.job_id}", plan.stage_id, plan.map_partitions, reduce_partition)
+        yield from read_shuffle(ctx.blocks, f"job{ctx.job_id}", plan.stage_id, plan.blocks_for(partition))
 
     # ---------------------------------------------------------- pipelined
 

@@ -63,14 +63,20 @@ def partition_blocks(partitioning, map_partition: int, batches: Iterable[pa.Reco
                     pieces[r].append(piece)
             rows += batch.num_rows
             nbytes += batch.nbytes
-        return pieces, {"rows": rows, "bytes": nbytes}
+        return pieces, {"rows": rows, "bytes": nbytes, **block_sizes(pieces)}
     output_partitions(partitioning)
     out = [b for b in batches if b.num_rows]
-    written = {"rows": sum(b.num_rows for b in out), "bytes": sum(b.nbytes for b in out)}
+    written = {"rows": sum(b.num_rows for b in out), "bytes": sum(b.nbytes for b in out), **block_sizes([out])}
     if isinstance(partitioning, RangePartitioning):
         step = max(1, written["rows"] // (RANGE_SAMPLE_PER_PARTITION * partitioning.num_partitions))
         written["sample"] = sample_range_keys(out, partitioning, step)
     return [out], written
+
+
+def block_sizes(blocks: list[list[pa.RecordBatch]]) -> dict[str, list[int]]:
+    """The Arrow bytes and rows of each block, in order: what adaptive execution plans the next stage by."""
+    return {"block_bytes": [sum(b.nbytes for b in block) for block in blocks],
+            "block_rows": [sum(b.num_rows for b in block) for block in blocks]}
 
 
 def _coalesce(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -139,8 +145,8 @@ def cut_by_range(batches: list[pa.RecordBatch], partitioning: RangePartitioning,
     return pieces
 
 
-def read_shuffle(blocks, namespace: str, stage_id: int, map_partitions: int,
-                 reduce_partition: int) -> Iterator[pa.RecordBatch]:
-    """Every map task's block for `reduce_partition`, in map order, by reference."""
-    for m in range(map_partitions):
-        yield from blocks.get(BlockId(namespace, stage_id, m, reduce_partition))
+def read_shuffle(blocks, namespace: str, stage_id: int,
+                 block_keys: Iterable[tuple[int, int]]) -> Iterator[pa.RecordBatch]:
+    """The blocks named by (map partition, reduce partition), in that order, by reference."""
+    for m, r in block_keys:
+        yield from blocks.get(BlockId(namespace, stage_id, m, r))

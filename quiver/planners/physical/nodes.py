@@ -496,9 +496,11 @@ class GenerateExec(UnaryExecNode):
 
 @dataclass(frozen=True)
 class ExchangeExec(UnaryExecNode):
-    """Repartition the child's output; stages are cut here."""
+    """Repartition the child's output; stages are cut here. `fixed`: the user named the partition count
+    (`repartition(n)`), so adaptive execution keeps it rather than coalescing."""
 
     partitioning: Any
+    fixed: bool = False
 
     @property
     def num_partitions(self) -> int:
@@ -510,14 +512,43 @@ class ExchangeExec(UnaryExecNode):
 
 
 @dataclass(frozen=True)
+class BlockRange:
+    """The blocks one task reads of a finished stage: reduce partitions [start, end) of the map outputs
+    [map_start, map_end) (`map_end` None: every map output). Adaptive execution sets these on a read:
+    a run of small partitions coalesced into one task, or one skewed partition's map outputs split
+    across several tasks."""
+
+    start: int
+    end: int
+    map_start: int = 0
+    map_end: int | None = None
+
+    def describe(self, map_partitions: int) -> str:
+        reduce = f"{self.start}" if self.end == self.start + 1 else f"{self.start}-{self.end - 1}"
+        map_end = map_partitions if self.map_end is None else self.map_end
+        if self.map_start == 0 and map_end == map_partitions:
+            return reduce
+        if map_end == self.map_start + 1:
+            return f"{reduce}[map {self.map_start}]"
+        return f"{reduce}[maps {self.map_start}-{map_end - 1}]"
+
+
+@dataclass(frozen=True)
 class ShuffleReadExec(PhysicalPlan):
-    """Reads the blocks a finished stage wrote for this partition (or all of them, for broadcast)."""
+    """Reads the blocks a finished stage wrote for this partition (or all of them, for broadcast).
+
+    Without `reads`, task p reads reduce partition p of every map output (block 0 of each for a
+    broadcast). With them, task p reads `reads[p]` (a broadcast read: every task reads `reads[0]`).
+    `fixed`: the user named the exchange's partition count, so it is never coalesced.
+    """
 
     stage_id: int
     attributes: tuple[AttributeRef, ...]
     partitions: int
     map_partitions: int
     broadcast: bool = False
+    reads: tuple[BlockRange, ...] | None = None
+    fixed: bool = False
 
     @property
     def output(self) -> tuple[AttributeRef, ...]:
@@ -525,8 +556,27 @@ class ShuffleReadExec(PhysicalPlan):
 
     @property
     def num_partitions(self) -> int:
-        return self.partitions
+        if self.broadcast or self.reads is None:
+            return self.partitions
+        return len(self.reads)
+
+    def blocks_for(self, partition: int) -> list[tuple[int, int]]:
+        """(map partition, reduce partition) of each block task `partition` reads, in reading order."""
+        if self.reads is None:
+            reduce = 0 if self.broadcast else partition
+            return [(m, reduce) for m in range(self.map_partitions)]
+        read = self.reads[0 if self.broadcast else partition]
+        map_end = self.map_partitions if read.map_end is None else read.map_end
+        return [(m, r) for r in range(read.start, read.end) for m in range(read.map_start, map_end)]
 
     def node_string(self) -> str:
         name = "BroadcastRead" if self.broadcast else "ShuffleRead"
-        return f"{name} stage={self.stage_id} partitions={self.partitions}"
+        text = f"{name} stage={self.stage_id} partitions={self.partitions}"
+        if self.reads is not None and self.broadcast:
+            read = self.reads[0]
+            text += f" adaptive: every task reads partitions {read.describe(self.map_partitions)}"
+        elif self.reads is not None:
+            shown = ", ".join(r.describe(self.map_partitions) for r in self.reads[:8])
+            more = f", … {len(self.reads) - 8} more" if len(self.reads) > 8 else ""
+            text += f" adaptive: {len(self.reads)} task{'s' if len(self.reads) != 1 else ''} [{shown}{more}]"
+        return text

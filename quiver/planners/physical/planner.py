@@ -382,13 +382,14 @@ def plan_repartition(node: L.Repartition, planner: Planner) -> PhysicalPlan:
     """`repartition` / `repartitionByRange` as the exchange they name; `coalesce` merges partitions without one."""
     child = planner.plan(node.child)
     n = node.num_partitions or planner.conf.shuffle_partitions
+    fixed = node.num_partitions is not None
     if node.kind == "coalesce":
         return CoalesceExec(child, n)
     if node.kind == "range":
-        return ExchangeExec(child, RangePartitioning(node.keys, n))
+        return ExchangeExec(child, RangePartitioning(node.keys, n), fixed)
     if node.kind == "roundrobin":
-        return ExchangeExec(child, RoundRobinPartitioning(n))
-    return ExchangeExec(child, HashPartitioning(node.keys, n))
+        return ExchangeExec(child, RoundRobinPartitioning(n), fixed)
+    return ExchangeExec(child, HashPartitioning(node.keys, n), fixed)
 
 
 # A planning function takes the node type it is registered for (a Filter, a Join), hence Any.

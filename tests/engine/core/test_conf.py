@@ -13,7 +13,9 @@ from quiver.engine.core.conf import (
 from quiver.engine.core.errors import ConfigurationError
 
 # Two valid values per key whose validator takes no small integer; every other key takes "3" and "5".
-_SAMPLE_VALUES = {"quiver.memory.fraction": ("0.3", "0.5")}
+_SAMPLE_VALUES = {"quiver.memory.fraction": ("0.3", "0.5"),
+                  **{k: ("false", "true") for k in DEFAULTS if k.startswith("quiver.sql.adaptive.")
+                     and DEFAULTS[k] in ("true", "false")}}
 
 
 @pytest.mark.parametrize("alias,key", sorted(ALIASES.items()))

@@ -208,10 +208,11 @@ def test_a_dead_node_loses_no_rows_its_blocks_are_recomputed_from_lineage(rspark
     held = []
 
     def then_kill(stage, job):
-        original(stage, job)
+        written = original(stage, job)
         if not held:
             held.extend(runtime.store.not_on({n["node"] for n in runtime.nodes()} - {doomed.node_id}))
             cluster.remove_node(doomed)
+        return written
 
     monkeypatch.setattr(scheduler, "_run_map_stage", then_kill)
 
@@ -316,8 +317,9 @@ def test_shuffle_blocks_cost_the_object_store_their_own_size(rspark, monkeypatch
     held = []
 
     def measure(stage, job):
-        original(stage, job)
+        written = original(stage, job)
         held.append((runtime.store.nbytes(job.namespace), runtime.store_stats()["object_store_bytes"]))
+        return written
 
     monkeypatch.setattr(scheduler, "_run_map_stage", measure)
     rows = 4_000_000

@@ -6,7 +6,7 @@
 The fact table has ``--rows`` rows (key int64, amount float64), ``--skew`` of them on key 0 and the
 rest spread uniformly over ``--keys`` keys; the dim table has one row per key (key, weight). The
 query joins them on the key (shuffled: the dim is over the broadcast threshold) and aggregates by the
-key's last digit. Each engine and setting runs in a child process of its own, one after another:
+key's last digit, with broadcasting off so that the join is shuffled on both engines. Each engine and setting runs in a child process of its own, one after another:
 a warm-up run, then ``--repeat`` timed runs; the parent samples each child's process tree for its
 peak RSS, checks that every run gives the same rows, and writes a markdown section into ``--out``.
 """
@@ -87,6 +87,8 @@ def ensure_data(spec: SkewSpec, log=print) -> Path:
 
 def _conf(adaptive: bool) -> dict[str, str]:
     return {"spark.sql.shuffle.partitions": str(PARTITIONS),
+            "spark.sql.autoBroadcastJoinThreshold": "-1",
+            "quiver.sql.join.broadcastByCostMaxBytes": "-1",
             "spark.sql.adaptive.enabled": str(adaptive).lower(),
             "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": SKEW_THRESHOLD}
 
@@ -106,7 +108,9 @@ def child(engine: str, adaptive: bool, root: Path, repeat: int) -> dict:
         from quiver import functions as F
 
         builder = quiver.Session.builder.master("local[2]")
-        version = getattr(quiver, "__version__", "?")
+        from importlib.metadata import version as package_version
+
+        version = getattr(quiver, "__version__", None) or package_version("quiver")
     else:
         import os
 
@@ -221,7 +225,8 @@ def render(results: list[dict], spec: SkewSpec, meta: dict, repeat: int) -> str:
               f"the rest uniform over {spec.keys - 1:,} keys; dim {spec.keys:,} rows (key, weight), one per key. "
               f"Parquet, row groups of {spec.row_group_rows:,} rows, seed {spec.seed} (`benchmarks/skew.py`).",
               "- **Query:** `fact.join(dim, \"key\").groupBy(key % 10).agg(count(*), sum(amount * weight))`, "
-              "ordered by the digit.",
+              "ordered by the digit; a shuffled join (`spark.sql.autoBroadcastJoinThreshold=-1`, and Quiver's "
+              "`quiver.sql.join.broadcastByCostMaxBytes=-1`).",
               f"- **Settings (both engines):** `local[2]`, `spark.sql.shuffle.partitions={PARTITIONS}`, "
               f"`spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes={SKEW_THRESHOLD}` (Spark's default "
               "256m counts no partition of this data as skewed), the other `spark.sql.adaptive.*` keys at their "

@@ -448,10 +448,11 @@ def adapt_reads(stage: Stage, finished: Mapping[int, ShuffleStatistics],
         groups = [(r, r + 1) for r in range(n)]
     coalesced = len(groups) - len(splits)
     if coalesced < n - len(splits):
+        unsplit = sum(t for r, t in enumerate(totals) if r not in splits)
         decisions.append(AdaptiveDecision(
             stage.id, "coalesce partitions",
             f"{n - len(splits)} partitions of stage{'s' if len(stats) > 1 else ''} "
-            f"{', '.join(str(s) for s in sorted(stats))} ({_size(sum(totals))}) read by {coalesced} "
+            f"{', '.join(str(s) for s in sorted(stats))} ({_size(unsplit)}) read by {coalesced} "
             f"task{'s' if coalesced != 1 else ''} (target {_size(coalesce_target(sum(totals), settings))})"))
     if not decisions:
         return stage, []

@@ -5,10 +5,11 @@
 
 The fact table has ``--rows`` rows (key int64, amount float64), ``--skew`` of them on key 0 and the
 rest spread uniformly over ``--keys`` keys; the dim table has one row per key (key, weight). The
-query joins them on the key (shuffled: the dim is over the broadcast threshold) and aggregates by the
-key's last digit, with broadcasting off so that the join is shuffled on both engines. Each engine and setting runs in a child process of its own, one after another:
-a warm-up run, then ``--repeat`` timed runs; the parent samples each child's process tree for its
-peak RSS, checks that every run gives the same rows, and writes a markdown section into ``--out``.
+query joins them on the key and aggregates by the key's last digit, with broadcasting off so that the
+join is shuffled on both engines. Each engine and setting runs in a child process of its own, one
+after another: a warm-up run, then ``--repeat`` timed runs; the parent samples each child's process
+tree for its peak RSS, checks that every run gives the same rows, and writes a markdown section into
+``--out``.
 """
 from __future__ import annotations
 

@@ -65,3 +65,19 @@ def test_an_empty_side_gives_an_empty_inner_join_and_a_padded_left_join():
             .withColumn("kind", F.lit("left"))
         return inner.unionByName(left)
     assert_same(program, shuffle_partitions=(8,), conf={"spark.sql.autoBroadcastJoinThreshold": -1})
+
+
+@pytest.mark.parametrize("adaptive", [True, False], ids=["aqe-on", "aqe-off"])
+def test_a_join_on_a_key_holding_30_percent_of_20_million_rows(adaptive):
+    """The issue's size: 20M fact rows, 6M of them on key 0, joined to 1M dim rows through a shuffle (the
+    skew threshold lowered to 16 MiB so that the partition is skewed by size to both engines)."""
+    def program(spark, F, T, Window):
+        facts = (spark.range(0, 20_000_000, numPartitions=4)
+                 .withColumn("k", F.when(F.col("id") % 10 < 3, F.lit(0)).otherwise(F.col("id") % 999_983)))
+        dim = spark.range(0, 1_000_000, numPartitions=2).withColumnRenamed("id", "k").withColumn("w", F.col("k") % 7)
+        return (facts.join(dim, "k").groupBy((F.col("k") % 10).alias("digit"))
+                .agg(F.count("*").alias("n"), F.sum("w").alias("sw"), F.max("id").alias("top")))
+    assert_same(program, shuffle_partitions=(16,),
+                conf={"spark.sql.autoBroadcastJoinThreshold": -1, "quiver.sql.join.broadcastByCostMaxBytes": -1,
+                      "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "16m",
+                      "spark.sql.adaptive.enabled": adaptive})

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from quiver.engine.execution.memory import PURGE_DELAY_MS
+from quiver.engine.execution.memory import CAPPED_PURGE_DELAY_MS, PURGE_DELAY_MS, purge_delay_ms
 
 PROBE = """
 import json, os, sys
@@ -28,7 +28,7 @@ def _probe(first: str, **env: str) -> dict:
 
 def test_import_quiver_first_sets_mimalloc_options_before_arrow_loads():
     seen = _probe("import quiver")
-    assert seen["env"] == {"MIMALLOC_PURGE_DELAY": str(PURGE_DELAY_MS), "MIMALLOC_ALLOW_LARGE_OS_PAGES": "1"}
+    assert seen["env"] == {"MIMALLOC_PURGE_DELAY": str(purge_delay_ms()), "MIMALLOC_ALLOW_LARGE_OS_PAGES": "1"}
     assert seen["again"] == ["glibc"]  # Arrow is loaded now: only glibc's settings can still apply
 
 
@@ -45,3 +45,14 @@ def test_after_pyarrow_only_glibc_is_tuned():
 def test_switched_off():
     seen = _probe("import quiver", QUIVER_KEEP_FREED_MEMORY="0")
     assert seen["env"] == {} and seen["again"] == []
+
+
+def test_freed_pages_are_kept_a_second_unless_a_cgroup_limit_counts_them(monkeypatch):
+    from quiver.engine.execution import memory
+
+    monkeypatch.setattr(memory, "cgroup_memory_limit", lambda: None)
+    assert memory.purge_delay_ms() == PURGE_DELAY_MS == 1000
+    monkeypatch.setattr(memory, "cgroup_memory_limit", lambda: 2 << 30)
+    assert memory.purge_delay_ms() == CAPPED_PURGE_DELAY_MS == 100
+    monkeypatch.setattr(memory, "cgroup_memory_limit", lambda: memory.physical_memory() * 2)
+    assert memory.purge_delay_ms() == PURGE_DELAY_MS

@@ -150,12 +150,15 @@ class AdaptiveSettings:
 
 def initial_partitions(plan: LogicalPlan, settings: AdaptiveSettings, default: int) -> int:
     """Shuffle partitions for a query whose user set none: enough that the largest relation the plan
-    estimates cuts into partitions of the advisory size, between `default` and Spark's 200 (its
-    spark.sql.shuffle.partitions); coalescing then merges the partitions that turn out small."""
+    estimates cuts into partitions a task may hold under the memory budget (`max_partition_bytes`; the
+    advisory size where no budget is known), between `default` and Spark's 200 (its
+    spark.sql.shuffle.partitions); coalescing then merges the partitions that turn out small. More
+    partitions than that only add blocks: each map task cuts every batch into one piece per partition."""
     if not (settings.enabled and settings.coalesce):
         return default
+    per_partition = settings.max_partition_bytes or settings.advisory_bytes
     largest = max((estimate(node).size_bytes for node in plan.walk()), default=0)
-    return max(default, min(MAX_INITIAL_PARTITIONS, math.ceil(max(largest, 0) / settings.advisory_bytes)))
+    return max(default, min(MAX_INITIAL_PARTITIONS, math.ceil(max(largest, 0) / per_partition)))
 
 
 @dataclass(frozen=True)

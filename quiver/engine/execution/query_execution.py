@@ -293,9 +293,10 @@ class QueryExecution:
     def physical(self) -> PhysicalPlan:
         conf = self.context.conf
         # Shuffles start with initialPartitionNum partitions where it is set (and coalescing is on), else with
-        # the user's spark.sql.shuffle.partitions, else with as many as the data's estimated size asks for.
+        # the user's spark.sql.shuffle.partitions, else with as many as the data's estimated size needs for
+        # each to fit a task's share of the memory budget.
         partitions = conf.shuffle_partitions()
-        adaptive = AdaptiveSettings.from_conf(conf, self.context.parallelism)
+        adaptive = AdaptiveSettings.from_conf(conf, self.context.parallelism, self.context.memory_settings().budget())
         initial = conf.get("quiver.sql.adaptive.coalescePartitions.initialPartitionNum")
         if initial and adaptive.enabled and adaptive.coalesce:
             partitions = int(initial)

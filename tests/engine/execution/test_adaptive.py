@@ -142,8 +142,10 @@ def test_a_query_with_no_shuffle_partitions_set_starts_with_as_many_as_its_size_
     try:
         small = spark.range(0, 100).groupBy((F.col("id") % 3).alias("k")).count()
         assert small._execution().stages.result.num_partitions == 8
-        with _conf(spark, spark__sql__adaptive__advisoryPartitionSizeInBytes="16k"):
-            big = spark.range(0, 1_000_000).groupBy("id").count()
+        big = spark.range(0, 1_000_000).groupBy("id").count()
+        assert big._execution().stages.result.num_partitions == 8  # each of 8 fits a task's share of memory
+        with _conf(spark, quiver__memory__limit="4m"):
+            # 16 MiB estimated, and a task may hold 4 MiB / (2 tasks x 4) = 512 KiB: 32 partitions.
             assert 8 < big._execution().stages.result.num_partitions <= MAX_INITIAL_PARTITIONS
         with _conf(spark, spark__sql__adaptive__coalescePartitions__initialPartitionNum="13"):
             assert small._execution().stages.result.num_partitions == 13

@@ -20,6 +20,7 @@ import pyarrow as pa
 from quiver.engine.core.conf import RuntimeConfig
 from quiver.engine.core.errors import ConfigurationError
 from quiver.engine.execution.devices import DeviceSet
+from quiver.engine.execution.memory import release_compiler_pages
 from quiver.engine.execution.query_execution import CacheManager
 from quiver.engine.execution.runtime.base import Runtime
 from quiver.engine.execution.runtime.local import LocalRuntime, parse_local_master
@@ -79,6 +80,7 @@ class ExecutionContext:
             log.info("removed %d spill folder(s) that processes which ended left behind", len(swept))
         self.attach_store_memory()
         load_kernels()
+        release_compiler_pages()
 
     def memory_settings(self) -> MemorySettings:
         """The memory budget and spill root the conf names now (`quiver.memory.*`, `quiver.local.dir`)."""

@@ -75,3 +75,51 @@ def _glibc_mallopt() -> bool:
         return False
     return (bool(mallopt(_M_MMAP_THRESHOLD, GLIBC_MMAP_THRESHOLD))
             and bool(mallopt(_M_TRIM_THRESHOLD, GLIBC_TRIM_THRESHOLD)))
+
+
+# madvise(2) advice that reclaims a range's pages now (Linux 5.4 and later): clean file pages leave the
+# process and are read back from the file on their next touch, so nothing is lost.
+MADV_PAGEOUT = 21
+# The shared library of numba's compiler, LLVM (llvmlite's build of it, about 170 MiB).
+COMPILER_LIBRARY = "libllvmlite"
+
+
+def release_compiler_pages() -> int:
+    """Hand back to the OS the pages of LLVM's library that numba's import made resident; returns the bytes
+    of mappings advised (0 where the OS has no such advice).
+
+    Loading libllvmlite runs LLVM's static constructors, which are spread over the whole library, so about
+    96 MiB of its code is resident in every process that imports numba, a third of an idle engine's memory.
+    Only compiling or loading a kernel runs that code again; a kernel once loaded is machine code of its
+    own. So once the engine has loaded the kernels every shuffle uses, the library's pages are paged out
+    (clean file pages, read back from the file if a later kernel load touches them) and the process's
+    resident size says what the engine really holds.
+    """
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        madvise = libc.madvise
+    except (OSError, AttributeError):
+        return 0
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    advised = 0
+    for start, end in _mappings_of(COMPILER_LIBRARY):
+        if madvise(start, end - start, MADV_PAGEOUT) == 0:
+            advised += end - start
+    return advised
+
+
+def _mappings_of(library: str) -> list[tuple[int, int]]:
+    """The address ranges this process maps from the file whose name contains `library`."""
+    ranges = []
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split()
+                if len(fields) > 5 and library in fields[5].rsplit("/", 1)[-1]:
+                    start, end = fields[0].split("-")
+                    ranges.append((int(start, 16), int(end, 16)))
+    except OSError:
+        return []
+    return ranges

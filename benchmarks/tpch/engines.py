@@ -18,7 +18,10 @@ import pyarrow as pa
 
 from benchmarks.tpch.queries import sql_text
 
-ENGINES = ("quiver", "duckdb", "polars", "pyspark")
+ENGINES = ("quiver", "duckdb", "polars", "pyspark", "datafusion")
+# The engines a run without --engines compares: DataFusion only when asked, as the measure of a fragment engine
+# (its decimal division truncates, so Q01's averages differ from the others' in the last digit Spark keeps).
+DEFAULT_ENGINES = ("quiver", "duckdb", "polars", "pyspark")
 FORMS = ("sql", "dataframe")
 SPARK_MASTER = "local[2]"
 SHUFFLE_PARTITIONS = 4
@@ -195,11 +198,28 @@ def start_polars(paths: Paths, form: str, memory_cap: int | None = None) -> Engi
     return Engine("polars", f"polars {pl.__version__}", settings, run, lambda df: df.to_arrow(), lambda: None)
 
 
+def start_datafusion(paths: Paths, form: str, memory_cap: int | None = None) -> Engine:
+    """DataFusion's SessionContext at its default target partitions (one per core), tables registered over
+    their Parquet files anew every run, the SQL text collected as Arrow. It is here as the measure of a
+    native vectorised engine that Quiver could run whole stage fragments on (issue 20's lever)."""
+    import datafusion
+
+    def run(n: int) -> pa.Table:
+        ctx = datafusion.SessionContext()
+        for table, path in query_tables(n, paths).items():
+            ctx.register_parquet(table, path)
+        return ctx.sql(sql_text(n)).to_arrow_table()
+
+    settings = f"target partitions {os.cpu_count()} (default, one per core), SQL"
+    return Engine("datafusion", f"datafusion {datafusion.__version__}", settings, run, _same, lambda: None)
+
+
 STARTERS: dict[str, Callable[[Paths, str, int | None], Engine]] = {
     "quiver": start_quiver,
     "duckdb": start_duckdb,
     "polars": start_polars,
     "pyspark": start_pyspark,
+    "datafusion": start_datafusion,
 }
 
 

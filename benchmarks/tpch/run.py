@@ -41,7 +41,7 @@ RUNS_ROOT = REPO / "benchmarks" / ".data" / "runs"
 # The first of these that answered a query is the reference its other answers are checked against.
 REFERENCE_ORDER = ("duckdb", "polars", "pyspark", "quiver")
 REL_TOL = 1e-6
-DISPLAY = {"quiver": "Quiver", "duckdb": "DuckDB", "polars": "Polars", "pyspark": "PySpark"}
+DISPLAY = {"quiver": "Quiver", "duckdb": "DuckDB", "polars": "Polars", "pyspark": "PySpark", "datafusion": "DataFusion"}
 
 
 # --- the child: one engine, timed -----------------------------------------------------------------
@@ -481,7 +481,7 @@ def _agreement_lines(runs: dict[str, EngineRun], problems: dict, references: dic
 def _what_runs(engines: list[str], form: str) -> str:
     """A sentence on which code each engine of this run runs."""
     spark_api = "the SQL text" if form == "sql" else "the DataFrame API of `dataframe_queries.py`"
-    code = {"duckdb": "the SQL text", "polars": "the lazy queries of `polars_queries.py`"}
+    code = {"duckdb": "the SQL text", "datafusion": "the SQL text", "polars": "the lazy queries of `polars_queries.py`"}
     runs = "; ".join(f"{DISPLAY[e]} runs {code.get(e, spark_api)}" for e in engines)
     return f"{runs} (the SQL text is `queries/qNN.sql`)."
 

@@ -12,8 +12,14 @@ import quiver
 @pytest.fixture(scope="session")
 def spark():
     """The Quiver session every public-API test runs on: local[2], as in the docs, or the master
-    QUIVER_TEST_MASTER names (`make test` runs the compat and e2e tests again on `ray`)."""
-    return quiver.Session.builder.master(os.environ.get("QUIVER_TEST_MASTER", "local[2]")).getOrCreate()
+    QUIVER_TEST_MASTER names (`make test` runs the compat and e2e tests again on `ray`); QUIVER_TEST_NATIVE
+    (`duckdb`) runs every fragment that translates on that native engine, however little it reads or reduces."""
+    builder = quiver.Session.builder.master(os.environ.get("QUIVER_TEST_MASTER", "local[2]"))
+    native = os.environ.get("QUIVER_TEST_NATIVE")
+    if native:
+        builder = (builder.config("quiver.native.engine", native).config("quiver.native.maxOutputShare", "1")
+                   .config("quiver.native.minScanBytes", "0"))
+    return builder.getOrCreate()
 
 
 @pytest.fixture(params=[1, 3, 8], ids=lambda n: f"{n}parts")

@@ -29,15 +29,19 @@ class DeviceFallback(QuiverError):
 
 @dataclass(frozen=True)
 class Device:
-    """Where an executor runs: kind ('cpu', 'gpu', 'npu'), index, memory, and whether it is emulated."""
+    """Where an executor runs: kind ('cpu', 'gpu', 'npu'), index, memory, whether it is emulated, and the
+    native engine its executor hands operators to (`cpu:0 (duckdb)`)."""
 
     kind: str
     index: int = 0
     memory_bytes: int | None = None
     emulated: bool = False
+    # The native engine an executor on this device runs its operators on ("duckdb"), where not Quiver's own.
+    engine: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.kind}:{self.index}{' (emulated)' if self.emulated else ''}"
+        engine = f" ({self.engine})" if self.engine else ""
+        return f"{self.kind}:{self.index}{' (emulated)' if self.emulated else ''}{engine}"
 
 
 @dataclass

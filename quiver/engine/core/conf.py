@@ -44,6 +44,9 @@ DEFAULTS: dict[str, str] = {
     "quiver.placement": "cost",
     "quiver.devices": "cpu",
     "quiver.cache.device": "none",
+    "quiver.native.engine": "duckdb",
+    "quiver.native.maxOutputShare": "0.5",
+    "quiver.native.minScanBytes": "16m",
     "quiver.cache.storage.enabled": "true",
     "quiver.cache.storage.maxBytes": "512m",
     "quiver.cache.storage.diskBytes": "4g",
@@ -183,8 +186,28 @@ def parse_cache_device(key: str, value: Any) -> str:
     return kind
 
 
+def parse_native_engine(key: str, value: Any) -> str:
+    engine = str(value).strip().lower()
+    if engine not in ("none", "duckdb"):
+        raise ConfigurationError(f"{key} must be none or duckdb (the engine stage fragments run on), got {value!r}")
+    return engine
+
+
+def parse_share(key: str, value: Any) -> str:
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        share = -1.0
+    if not 0.0 <= share <= 1.0:
+        raise ConfigurationError(f"{key} must be a share between 0 and 1, got {value!r}")
+    return str(share)
+
+
 _VALIDATORS = {
     "quiver.placement": parse_placement,
+    "quiver.native.engine": parse_native_engine,
+    "quiver.native.maxOutputShare": parse_share,
+    "quiver.native.minScanBytes": parse_size,
     "quiver.cache.device": parse_cache_device,
     "quiver.devices": parse_device_list,
     "quiver.sql.shuffle.partitions": parse_positive_int,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from quiver.engine.core.conf import RuntimeConfig
+from quiver.engine.core.conf import RuntimeConfig, parse_size
 from quiver.engine.core.errors import ConfigurationError
 from quiver.engine.execution.devices import DeviceSet
 from quiver.engine.execution.memory import release_compiler_pages
@@ -32,6 +32,7 @@ from quiver.executors.cpu.executor import CpuExecutor
 from quiver.executors.cpu.hashing import load_kernels
 from quiver.executors.cpu.worker_pool import WORKERS, WorkerSettings
 from quiver.executors.memory import MemorySettings, process_memory
+from quiver.executors.native.executor import DuckDBExecutor, native_fragments
 from quiver.executors.spill import process_spill_folder, sweep_spill_folders
 from quiver.planners.adaptive import AdaptiveSettings
 from quiver.planners.physical.nodes import PhysicalPlan
@@ -72,6 +73,7 @@ class ExecutionContext:
         # The placement of each stage the scheduler placed off the CPU in the last jobs, by stage id.
         self.last_placements: dict[int, StagePlacement] = {}
         self.cache = CacheManager(self)
+        self._native: DuckDBExecutor | None = None
         # Open the configured devices now, so a wrong quiver.devices fails when the session starts.
         self.devices.candidates(conf.get("quiver.devices"), self._profile_names())
         # Spill folders of sessions that died (killed, crashed) under the same local dir go now.
@@ -154,14 +156,34 @@ class ExecutionContext:
         """The scheduler's hook: executors for the operators of `stage` placed off the CPU, with the
         finished stages' actual sizes in place of estimates."""
         candidates = self.placement_candidates()
-        if len(candidates) == 1:
-            return {}
-        placement = self.place(stage.id, stage.root, actual_sizes)
-        self.last_placements[stage.id] = placement
-        log.info("%s", placement.describe())
-        by_label = {c.label: c.executor for c in candidates}
-        return {id(node): by_label[str(device)] for node, device in device_paths(stage.root, placement)
-                if device.kind != "cpu"}
+        placed: dict[int, Any] = {}
+        if len(candidates) > 1:
+            placement = self.place(stage.id, stage.root, actual_sizes)
+            self.last_placements[stage.id] = placement
+            log.info("%s", placement.describe())
+            by_label = {c.label: c.executor for c in candidates}
+            placed = {id(node): by_label[str(device)] for node, device in device_paths(stage.root, placement)
+                      if device.kind != "cpu"}
+        native = self.native_executor()
+        if native is not None:
+            for node in native_fragments(stage.root, set(placed), native):
+                placed[id(node)] = native
+        return placed
+
+    def native_executor(self) -> DuckDBExecutor | None:
+        """The executor `quiver.native.engine` runs the stage fragments it translates on, or None (`none`)."""
+        if self.conf.get("quiver.native.engine") == "none":
+            return None
+        share = float(self.conf.get("quiver.native.maxOutputShare"))
+        least = parse_size("quiver.native.minScanBytes", self.conf.get("quiver.native.minScanBytes"))
+        if self._native is None or (self._native.max_output_share, self._native.min_scan_bytes) != (share, least):
+            try:
+                import duckdb  # noqa: F401
+            except ImportError as e:
+                raise ConfigurationError("quiver.native.engine is duckdb, which needs the duckdb package: "
+                                         "pip install 'quiver[native]' (or set quiver.native.engine to none)") from e
+            self._native = DuckDBExecutor(share, least)
+        return self._native
 
     def cache_device(self) -> Executor | None:
         """The executor `quiver.cache.device` keeps copies of cached partitions on, or None."""

@@ -24,6 +24,7 @@ from quiver.engine.core.errors import ConfigurationError, QuiverError, ResultToo
 from quiver.engine.core.expressions import Literal
 from quiver.engine.core.subqueries import ScalarSubquery
 from quiver.executors.blocks import BlockId
+from quiver.executors.native.executor import fragment_choices
 from quiver.planners.adaptive import AdaptiveSettings, initial_partitions
 from quiver.planners.optimizer import RULES, Rule, fixed_point
 from quiver.planners.optimizer.aggregate_key_filters import filter_aggregates_by_join_keys
@@ -347,6 +348,20 @@ class QueryExecution:
         with running_ansi(self.context.conf.ansi_enabled()):
             return "\n".join(self.context.place(s.id, s.root).describe() for s in self.stages.stages)
 
+    def native_string(self) -> str:
+        """Per stage, the fragments that run on the native engine and those considered that stay on Quiver's
+        executor, with why; empty when `quiver.native.engine` is none."""
+        with running_ansi(self.context.conf.ansi_enabled()):
+            native = self.context.native_executor()
+            if native is None:
+                return ""
+            lines = []
+            for stage in self.stages.stages:
+                for node, why in fragment_choices(stage.root, set(), native):
+                    verdict = "runs on duckdb" if why is None else f"stays on Quiver: {why}"
+                    lines.append(f"stage {stage.id}: {node.node_string()} -> {verdict}")
+        return "\n".join(lines) or "no stage has a fragment the native engine runs"
+
     def explain_string(self, mode: str = "extended", last_run: JobMetrics | None = None) -> str:
         """The plans as `DataFrame.explain(mode)` prints them. `last_run` (the job of the DataFrame's last
         action) adds what adaptive execution changed in it and the stages as they ran, and in cost mode
@@ -367,6 +382,10 @@ class QueryExecution:
             sections.append("== Adaptive execution of the last run: what changed, and the stages as they ran ==\n"
                             + "\n".join(f"- {line}" for line in last_run.adaptive) + "\n" + last_run.final_stages)
         sections.append("== Placement ==\n" + self.placement_string())
+        native = self.native_string()
+        if native:
+            engine = self.context.conf.get("quiver.native.engine")
+            sections.append(f"== Native fragments (quiver.native.engine = {engine}) ==\n" + native)
         if mode == "cost":
             sections.append("== Storage cache (this process, so far) ==\n" + _storage_cache_line())
             if last_run is not None:

@@ -77,6 +77,13 @@ def aggregate_partition(
     yield from _with_key_names(result, key_attrs, calls, partial=False).to_batches()
 
 
+def partial_state_schema(keys: tuple, calls: tuple) -> pa.Schema:
+    """The columns a partial aggregate emits (keys by their attributes' names, then each call's states), which
+    the final aggregate merges: what another engine computing the partial states must produce."""
+    empty = next(_partial_states(iter(()), keys, calls))
+    return _with_key_names(empty, [a for _, a in keys], calls, partial=True).schema
+
+
 def finish_states(states: pa.Table | None, keys: tuple, calls: tuple) -> pa.Table:
     """Merged states (keys k0..., states s...) as the final aggregate's columns: one row per group,
     or the one row of a global aggregate over nothing."""

@@ -137,6 +137,8 @@ class CpuExecutor:
     def _encoded(self, plan: P.PhysicalPlan, partition: int, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         """`plan`'s batches, string columns still dictionary-encoded where it is a scan or a filter over
         one; for a consumer that decodes what it reads."""
+        if ctx.placement.get(id(plan)) is not None:
+            return self.execute(plan, partition, ctx)
         if isinstance(plan, P.ScanExec):
             return self._scan(plan, partition, keep_dictionaries=True)
         if isinstance(plan, P.FilterExec) and isinstance(plan.child, P.ScanExec) and plan.condition.deterministic:

@@ -1,0 +1,159 @@
+"""quiver/executors/native: stage fragments on DuckDB give exactly the CPU executor's answers (which the compat
+suite holds to PySpark's), show where they ran, and hand back to the CPU what DuckDB cannot do as Spark does."""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from quiver.engine.core.errors import ArithmeticException, ConfigurationError
+
+pytest.importorskip("duckdb")
+
+ROWS = 20_000
+NATIVE = "cpu:0 (duckdb)"
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory) -> str:
+    """Parquet with nulls in every column, several row groups (so each task reads a range of them)."""
+    n = ROWS
+    ids = list(range(n))
+    data = pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "small": pa.array([None if i % 17 == 0 else i % 100 for i in ids], pa.int32()),
+        "price": pa.array([None if i % 13 == 0 else decimal.Decimal(i % 9973) / 100 for i in ids],
+                          pa.decimal128(15, 2)),
+        "rate": pa.array([decimal.Decimal(i % 11) / 100 for i in ids], pa.decimal128(15, 2)),
+        "day": pa.array([None if i % 19 == 0 else dt.date(2020, 1, 1) + dt.timedelta(days=i % 700) for i in ids]),
+        "tag": pa.array([None if i % 23 == 0 else f"t{i % 7}" for i in ids]),
+        "flag": pa.array([None if i % 29 == 0 else i % 3 == 0 for i in ids]),
+        "score": pa.array([float(i % 50) / 3 for i in ids]),
+    })
+    path = tmp_path_factory.mktemp("native") / "t.parquet"
+    pq.write_table(data, path, row_group_size=2_500)
+    return str(path)
+
+
+@pytest.fixture
+def native(spark, table):
+    """The session with every translatable fragment on DuckDB; the table as view `t`."""
+    spark.read.parquet(table).createOrReplaceTempView("t")
+    keys = ("quiver.native.engine", "quiver.native.maxOutputShare", "quiver.native.minScanBytes")
+    previous = [spark.conf.get(k) for k in keys]
+    spark.conf.set("quiver.native.minScanBytes", "0")
+    yield spark
+    for key, value in zip(keys, previous):
+        spark.conf.set(key, value)
+
+
+def _both(spark, query: str) -> tuple[pa.Table, pa.Table, set[str]]:
+    spark.conf.set("quiver.native.engine", "none")
+    cpu = spark.sql(query).toArrow()
+    spark.conf.set("quiver.native.engine", "duckdb")
+    spark.conf.set("quiver.native.maxOutputShare", "1")
+    out = spark.sql(query).toArrow()
+    devices = {d for s in spark.lastJob().stages for d in s.devices}
+    return cpu, out, devices
+
+
+def _sorted(t: pa.Table) -> list[tuple]:
+    return sorted(zip(*[c.to_pylist() for c in t.columns]), key=lambda r: [(v is None, str(v)) for v in r])
+
+
+QUERIES = [
+    "SELECT id, price * rate AS cost, price + rate AS up, price - 1 AS down FROM t "
+    "WHERE day >= DATE '2020-06-01' AND tag IN ('t1', 't3') AND small IS NOT NULL",
+    "SELECT tag, count(*) AS n, count(price) AS priced, sum(price) AS total, avg(price) AS mean, "
+    "min(day) AS first, max(tag) AS last_tag, sum(small) AS s, avg(small) AS a FROM t GROUP BY tag",
+    "SELECT sum(price * (1 - rate)) AS revenue, count(*) AS n FROM t WHERE NOT flag OR flag IS NULL",
+    "SELECT day, flag, sum(price) AS total FROM t WHERE small < 10 OR small > 90 GROUP BY day, flag",
+    "SELECT count(*) AS n FROM t WHERE tag = 'nothing'",
+    "SELECT small, max(price) AS top, min(rate) AS low FROM t WHERE id BETWEEN 100 AND 15000 GROUP BY small",
+]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_a_fragment_on_duckdb_gives_the_cpu_executors_answer(native, query):
+    cpu, out, devices = _both(native, query)
+    assert NATIVE in devices, "the fragment should have run on DuckDB"
+    assert out.schema.equals(cpu.schema)
+    assert _sorted(out) == _sorted(cpu)
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT sum(score) AS s FROM t WHERE score > 3.5",  # floats: NaN's order and infinities differ
+    "SELECT price * rate * rate * rate * price * price AS p FROM t",  # a product Spark rounds to scale 6
+])
+def test_what_duckdb_would_do_otherwise_stays_on_the_cpu(native, query):
+    cpu, out, devices = _both(native, query)
+    assert NATIVE not in devices
+    assert _sorted(out) == _sorted(cpu)
+
+
+def test_an_integer_sum_without_ansi_wraps_on_the_cpu(native):
+    native.conf.set("spark.sql.ansi.enabled", "false")
+    try:
+        cpu, out, devices = _both(native, "SELECT tag, sum(small) AS s FROM t GROUP BY tag")
+    finally:
+        native.conf.set("spark.sql.ansi.enabled", "true")
+    assert NATIVE not in devices
+    assert _sorted(out) == _sorted(cpu)
+
+
+def test_a_decimal_sum_past_38_digits_overflows_as_on_the_cpu(native, tmp_path):
+    big = decimal.Decimal("9" * 36 + ".99")
+    path = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"v": pa.array([big] * 30, pa.decimal128(38, 2))}), path)
+    native.read.parquet(str(path)).createOrReplaceTempView("big")
+    native.conf.set("quiver.native.engine", "duckdb")
+    native.conf.set("quiver.native.maxOutputShare", "1")
+    with pytest.raises(ArithmeticException):
+        native.sql("SELECT sum(v) FROM big").collect()
+
+
+def test_the_settings_are_checked(spark):
+    with pytest.raises(ConfigurationError, match="none or duckdb"):
+        spark.conf.set("quiver.native.engine", "velox")
+    with pytest.raises(ConfigurationError, match="between 0 and 1"):
+        spark.conf.set("quiver.native.maxOutputShare", "2")
+
+
+def test_a_fragment_that_keeps_most_of_its_scan_stays_on_quivers_reader(native):
+    native.conf.set("quiver.native.engine", "duckdb")
+    native.conf.set("quiver.native.maxOutputShare", "0.25")
+    native.sql("SELECT id, tag, price FROM t WHERE id >= 0").toArrow()
+    assert NATIVE not in {d for s in native.lastJob().stages for d in s.devices}
+    native.sql("SELECT tag, count(*) FROM t GROUP BY tag").toArrow()
+    assert NATIVE in {d for s in native.lastJob().stages for d in s.devices}
+
+
+def test_under_a_small_budget_a_fragment_gives_the_same_answer_and_leaves_no_spill_files(native, tmp_path):
+    import os
+
+    n = 3_000_000
+    path = tmp_path / "wide.parquet"
+    pq.write_table(pa.table({"k": pa.array(range(n), pa.int64()), "v": pa.array([1] * n, pa.int64())}), path,
+                   row_group_size=500_000)
+    native.read.parquet(str(path)).createOrReplaceTempView("wide")
+    query = "SELECT k % 1000003 AS g, count(*) AS c, min(v) AS m FROM wide WHERE k % 2 = 0 GROUP BY k % 1000003"
+    native.conf.set("quiver.native.engine", "none")
+    cpu = native.sql(query).toArrow()
+    spill_root = tmp_path / "spill"
+    native.conf.set("quiver.local.dir", str(spill_root))
+    native.conf.set("quiver.memory.limit", "96m")
+    native.conf.set("quiver.native.engine", "duckdb")
+    native.conf.set("quiver.native.maxOutputShare", "1")
+    try:
+        out = native.sql(query).toArrow()
+    finally:
+        native.conf.unset("quiver.memory.limit")
+        native.conf.unset("quiver.local.dir")
+    assert _sorted(out) == _sorted(cpu)
+    # DuckDB spills past its share of the budget into the task's spill folder, removed when the task ends
+    # (the session folder's owner marker stays, for the sweep of folders that crashed processes left).
+    left = [f for _, _, files in os.walk(spill_root) for f in files if f != "owner"]
+    assert left == []

@@ -45,7 +45,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.tpch", description=__doc__.splitlines()[0])
     parser.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor (default 1)")
     parser.add_argument("--engines", type=_engine_list, default=list(DEFAULT_ENGINES),
-                        help=f"comma-separated, of {', '.join(ENGINES)} (default: all but datafusion)")
+                        help=f"comma-separated, of {', '.join(ENGINES)} (default: all but datafusion and quiver-ray)")
     parser.add_argument("--queries", type=_query_list, default=list(QUERY_NUMBERS), help="e.g. 1,3,5 or 1-10")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per query after the warm-up")
     parser.add_argument("--rounds", type=int, default=1,

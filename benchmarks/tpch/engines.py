@@ -18,9 +18,10 @@ import pyarrow as pa
 
 from benchmarks.tpch.queries import sql_text
 
-ENGINES = ("quiver", "duckdb", "polars", "pyspark", "datafusion")
+ENGINES = ("quiver", "duckdb", "polars", "pyspark", "datafusion", "quiver-ray")
 # The engines a run without --engines compares: DataFusion only when asked, as the measure of a fragment engine
-# (its decimal division truncates, so Q01's averages differ from the others' in the last digit Spark keeps).
+# (its decimal division truncates, so Q01's averages differ from the others' in the last digit Spark keeps), and
+# Quiver on Ray only when asked, beside `local[2]`.
 DEFAULT_ENGINES = ("quiver", "duckdb", "polars", "pyspark")
 FORMS = ("sql", "dataframe")
 SPARK_MASTER = "local[2]"
@@ -131,6 +132,34 @@ def start_quiver(paths: Paths, form: str, memory_cap: int | None = None) -> Engi
                   _spark_api_runner(spark, paths, form), _same, spark.stop, _spill_counter(spark))
 
 
+def start_quiver_ray(paths: Paths, form: str, memory_cap: int | None = None) -> Engine:
+    """Quiver on `master("ray")`: a local Ray cluster of this process's own (one node, as many CPUs as the
+    machine has), started here and timed as start-up, with the session settings `local[2]` gets."""
+    import logging
+
+    import ray
+
+    import quiver
+
+    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, configure_logging=True,
+             logging_level=logging.WARNING)
+    spark = (
+        quiver.Session.builder.appName("quiver-bench-tpch-ray")
+        .master("ray")
+        .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
+        .getOrCreate()
+    )
+    settings = f"`ray` (local cluster, {os.cpu_count()} CPUs, ray {ray.__version__}), shuffle partitions " \
+               f"{SHUFFLE_PARTITIONS}, {form}"
+
+    def close() -> None:
+        spark.stop()
+        ray.shutdown()
+
+    return Engine("quiver-ray", f"quiver {_quiver_version(quiver)}", settings, _spark_api_runner(spark, paths, form),
+                  _same, close, _spill_counter(spark))
+
+
 def _mib(nbytes: float) -> str:
     return f"{int(nbytes / 2**20)}m"
 
@@ -220,6 +249,7 @@ STARTERS: dict[str, Callable[[Paths, str, int | None], Engine]] = {
     "polars": start_polars,
     "pyspark": start_pyspark,
     "datafusion": start_datafusion,
+    "quiver-ray": start_quiver_ray,
 }
 
 

@@ -41,7 +41,8 @@ RUNS_ROOT = REPO / "benchmarks" / ".data" / "runs"
 # The first of these that answered a query is the reference its other answers are checked against.
 REFERENCE_ORDER = ("duckdb", "polars", "pyspark", "quiver")
 REL_TOL = 1e-6
-DISPLAY = {"quiver": "Quiver", "duckdb": "DuckDB", "polars": "Polars", "pyspark": "PySpark", "datafusion": "DataFusion"}
+DISPLAY = {"quiver": "Quiver", "duckdb": "DuckDB", "polars": "Polars", "pyspark": "PySpark", "datafusion": "DataFusion",
+           "quiver-ray": "Quiver on Ray"}
 
 
 # --- the child: one engine, timed -----------------------------------------------------------------

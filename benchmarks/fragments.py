@@ -25,7 +25,7 @@ DuckDB's whole-query answer.
 """
 from __future__ import annotations
 
-import quiver  # first: it sets Arrow's allocator options, which only apply before pyarrow loads
+import quiver  # noqa: F401 (first: it sets Arrow's allocator options, which only apply before pyarrow loads)
 
 # isort: split
 import argparse
@@ -36,7 +36,8 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pyarrow as pa
@@ -45,7 +46,6 @@ import pyarrow.parquet as pq
 from benchmarks.core import run_meta, write_section
 from benchmarks.tpch.answers import answer_difference
 from benchmarks.tpch.datagen import ensure_tables
-from benchmarks.tpch.queries import sql_text
 
 SECTION = "benchmarks.fragments"
 TASKS = 2
@@ -63,18 +63,14 @@ class Stage:
     inputs: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Fragments:
-    stages: tuple[Stage, ...] = field(default_factory=tuple)
-
-
 Q1_SUMS = ("sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, "
            "sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, "
            "sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, sum(l_discount) as sum_disc, "
            "count(*) as count_order")
 
-QUERIES: dict[int, Fragments] = {
-    1: Fragments((
+# Each query as its stages, in the order they run.
+QUERIES: dict[int, tuple[Stage, ...]] = {
+    1: (
         Stage("partial", f"select l_returnflag, l_linestatus, {Q1_SUMS} from lineitem "
                          "where l_shipdate <= date '1998-09-02' group by l_returnflag, l_linestatus",
               split="lineitem"),
@@ -85,8 +81,8 @@ QUERIES: dict[int, Fragments] = {
                        "sum(sum_disc) / sum(count_order) as avg_disc, sum(count_order) as count_order "
                        "from partial group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus",
               inputs=("partial",)),
-    )),
-    3: Fragments((
+    ),
+    3: (
         Stage("customers", "select c_custkey from customer where c_mktsegment = 'BUILDING'",
               split="customer"),
         Stage("orders_of", "select o_orderkey, o_orderdate, o_shippriority from orders join customers "
@@ -101,18 +97,19 @@ QUERIES: dict[int, Fragments] = {
                        "group by l_orderkey, o_orderdate, o_shippriority order by revenue desc, o_orderdate "
                        "limit 10",
               inputs=("partial",)),
-    )),
-    6: Fragments((
+    ),
+    6: (
         Stage("partial", "select sum(l_extendedprice * l_discount) as revenue from lineitem "
                          "where l_shipdate >= date '1994-01-01' and l_shipdate < date '1995-01-01' "
                          "and l_discount between 0.05 and 0.07 and l_quantity < 24",
               split="lineitem"),
         Stage("final", "select sum(revenue) as revenue from partial", inputs=("partial",)),
-    )),
+    ),
 }
 
 
-def halves(path: Path, tasks: int = TASKS) -> list[Path]:
+@cache
+def halves(path: Path, tasks: int = TASKS) -> tuple[Path, ...]:
     """The table as `tasks` Parquet files (fewer if it has fewer row groups), each with a contiguous share of
     the file's row groups, written once
     beside it with the same row-group size and codec, so each fragment engine reads its task's split with
@@ -131,15 +128,15 @@ def halves(path: Path, tasks: int = TASKS) -> list[Path]:
             staging = part.with_suffix(".tmp")
             pq.write_table(table, staging, row_group_size=meta.row_group(0).num_rows, compression=codec)
             staging.replace(part)
-    return parts
+    return tuple(parts)
 
 
 _worker = threading.local()
 
 
 def duckdb_fragment(sql: str, tables: dict[str, object]) -> pa.Table:
-    """One task of a stage on DuckDB: the worker thread's own connection (opening one costs ~18 ms here, so an
-    executor would keep one per thread), one thread; the task's tables registered, then dropped."""
+    """One task of a stage on DuckDB: the worker thread's own connection (an executor keeps one per thread
+    rather than pay for opening one per task), one thread; the task's tables registered, then dropped."""
     import duckdb
 
     con = getattr(_worker, "duckdb", None)
@@ -180,11 +177,11 @@ FRAGMENT_ENGINES: dict[str, Callable[[str, dict[str, object]], pa.Table]] = {
 }
 
 
-def run_fragments(run_task: Callable[[str, dict[str, object]], pa.Table], query: Fragments,
+def run_fragments(run_task: Callable[[str, dict[str, object]], pa.Table], query: tuple[Stage, ...],
                   paths: dict[str, Path], pool: ThreadPoolExecutor) -> pa.Table:
     """Every stage of `query` in order, map stages `TASKS` tasks at a time on `pool`."""
     outputs: dict[str, pa.Table] = {}
-    for stage in query.stages:
+    for stage in query:
         shared = {name: outputs[name] for name in stage.inputs}
         if stage.split is None:
             outputs[stage.name] = run_task(stage.sql, shared)
@@ -192,42 +189,22 @@ def run_fragments(run_task: Callable[[str, dict[str, object]], pa.Table], query:
         tasks = [{**shared, stage.split: part} for part in halves(paths[stage.split])]
         results = list(pool.map(run_task, [stage.sql] * len(tasks), tasks))
         outputs[stage.name] = pa.concat_tables(results)
-    return outputs[query.stages[-1].name]
+    return outputs[query[-1].name]
+
+
+# The engines that run each query whole, as `benchmarks.tpch` starts them (`local[2]` and 4 shuffle partitions
+# for Quiver, default threads for the others).
+WHOLE_QUERY_ENGINES = ("quiver", "duckdb", "datafusion", "polars")
 
 
 def whole_query_runners(paths: dict[str, Path]) -> dict[str, Callable[[int], pa.Table]]:
-    """Quiver, DuckDB, DataFusion and Polars, each running query n whole, tables registered anew every run."""
-    import datafusion
-    import duckdb
-    import polars as pl  # noqa: F401 (its import is not timed)
+    """Each engine of WHOLE_QUERY_ENGINES running query n whole, tables registered anew every run, its answer
+    as Arrow."""
+    from benchmarks.tpch import engines
 
-    from benchmarks.tpch import polars_queries
-    from benchmarks.tpch.engines import query_tables
-
-    spark = quiver.Session.builder.master(f"local[{TASKS}]").config("spark.sql.shuffle.partitions", 4).getOrCreate()
     names = {t: str(p) for t, p in paths.items()}
-    con = duckdb.connect()
-
-    def run_quiver(n: int) -> pa.Table:
-        for table, path in query_tables(n, names).items():
-            spark.read.parquet(path).createOrReplaceTempView(table)
-        return spark.sql(sql_text(n)).toArrow()
-
-    def run_duckdb(n: int) -> pa.Table:
-        for table, path in query_tables(n, names).items():
-            con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet('{path}')")
-        return con.sql(sql_text(n)).to_arrow_table()
-
-    def run_datafusion(n: int) -> pa.Table:
-        ctx = datafusion.SessionContext()
-        for table, path in query_tables(n, names).items():
-            ctx.register_parquet(table, path)
-        return ctx.sql(sql_text(n)).to_arrow_table()
-
-    def run_polars(n: int) -> pa.Table:
-        return polars_queries.QUERIES[n](polars_queries.scan(query_tables(n, names))).collect().to_arrow()
-
-    return {"quiver": run_quiver, "duckdb": run_duckdb, "datafusion": run_datafusion, "polars": run_polars}
+    started = {name: engines.start(name, names, "sql") for name in WHOLE_QUERY_ENGINES}
+    return {name: (lambda n, e=e: e.to_arrow(e.run(n))) for name, e in started.items()}
 
 
 def measure(sf: float, repeat: int, log: Callable[[str], None] = print) -> dict[int, dict[str, tuple[float, bool]]]:

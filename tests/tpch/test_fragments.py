@@ -2,6 +2,9 @@
 table, give the whole query's answer (DuckDB's), so its timings compare like with like."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
+import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.fragments import FRAGMENT_ENGINES, QUERIES, TASKS, halves, run_fragments
@@ -13,8 +16,6 @@ pytest.importorskip("datafusion")
 @pytest.mark.parametrize("engine", sorted(FRAGMENT_ENGINES))
 @pytest.mark.parametrize("n", sorted(QUERIES))
 def test_the_fragments_of_a_query_give_its_answer(n, engine, tpch_tables, duckdb_answers):
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(TASKS) as pool:
         got = run_fragments(FRAGMENT_ENGINES[engine], QUERIES[n], tpch_tables, pool)
     # DataFusion divides decimals (Q1's averages) truncating at scale 6 where Spark and DuckDB round, so its
@@ -24,8 +25,6 @@ def test_the_fragments_of_a_query_give_its_answer(n, engine, tpch_tables, duckdb
 
 
 def test_the_halves_hold_every_row_once(tpch_tables):
-    import pyarrow.parquet as pq
-
     parts = halves(tpch_tables["lineitem"])
     assert 1 <= len(parts) <= TASKS
     rows = [pq.ParquetFile(p).metadata.num_rows for p in parts]

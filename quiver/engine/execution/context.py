@@ -181,7 +181,7 @@ class ExecutionContext:
                 import duckdb  # noqa: F401
             except ImportError as e:
                 raise ConfigurationError("quiver.native.engine is duckdb, which needs the duckdb package: "
-                                         "pip install 'quiver[native]' (or set quiver.native.engine to none)") from e
+                                         "pip install duckdb (or set quiver.native.engine to none)") from e
             self._native = DuckDBExecutor(share, least)
         return self._native
 

@@ -67,11 +67,17 @@ def keep_freed_memory() -> list[str]:
     return applied
 
 
-def _glibc_mallopt() -> bool:
+def _libc() -> ctypes.CDLL | None:
+    """The C library, or None where it cannot be loaded."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
+
+
+def _glibc_mallopt() -> bool:
+    mallopt = getattr(_libc(), "mallopt", None)
+    if mallopt is None:
         return False
     return (bool(mallopt(_M_MMAP_THRESHOLD, GLIBC_MMAP_THRESHOLD))
             and bool(mallopt(_M_TRIM_THRESHOLD, GLIBC_TRIM_THRESHOLD)))
@@ -88,19 +94,15 @@ def release_compiler_pages() -> int:
     """Hand back to the OS the pages of LLVM's library that numba's import made resident; returns the bytes
     of mappings advised (0 where the OS has no such advice).
 
-    Loading libllvmlite runs LLVM's static constructors, which are spread over the whole library, so about
-    96 MiB of its code is resident in every process that imports numba, a third of an idle engine's memory.
+    Loading libllvmlite runs LLVM's static constructors, which are spread over the whole library, so tens of
+    MiB of its code are resident in every process that imports numba (the test measures them).
     Only compiling or loading a kernel runs that code again; a kernel once loaded is machine code of its
     own. So once the engine has loaded the kernels every shuffle uses, the library's pages are paged out
     (clean file pages, read back from the file if a later kernel load touches them) and the process's
     resident size says what the engine really holds.
     """
-    if not sys.platform.startswith("linux"):
-        return 0
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        madvise = libc.madvise
-    except (OSError, AttributeError):
+    madvise = getattr(_libc(), "madvise", None) if sys.platform.startswith("linux") else None
+    if madvise is None:
         return 0
     madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     advised = 0

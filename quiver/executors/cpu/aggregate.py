@@ -140,11 +140,18 @@ def partial_state_types(states: pa.Table, calls: tuple) -> pa.Table:
         name = f"s{i}" if c.function.name == "sum" else f"s{i}_sum"
         index = states.schema.get_field_index(name)
         column = states.column(name)
-        bound = pa.scalar(decimal.Decimal(10) ** (38 - summed.scale), summed)
-        if pc.any(pc.greater_equal(pc.abs(column), bound)).as_py():
-            raise arithmetic_overflow("try_sum", "Overflow in sum of decimals")
+        check_sum_buffer(column)
         states = states.set_column(index, name, column.cast(pa.decimal128(38, summed.scale)))
     return states
+
+
+def check_sum_buffer(column: pa.Array | pa.ChunkedArray) -> None:
+    """Raise Spark's overflow where a decimal partial sum needs more than the 38 digits Spark's sum buffer
+    holds (a decimal256 sum, or a decimal128 one another engine added up in 128 bits, can hold more)."""
+    wide = pa.decimal256(76, column.type.scale)
+    bound = pa.scalar(decimal.Decimal(10) ** (38 - wide.scale), wide)
+    if pc.any(pc.greater_equal(pc.abs(column.cast(wide)), bound)).as_py():
+        raise arithmetic_overflow("try_sum", "Overflow in sum of decimals")
 
 
 # A decimal128 sum of values of at most this many digits has 10 digits of headroom: 10^10 rows cannot wrap it.

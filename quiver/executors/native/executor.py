@@ -7,20 +7,17 @@ accepts) reruns the task on the CPU executor, whose answer or error is Spark's.
 """
 from __future__ import annotations
 
-import decimal
 import os
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
 from quiver.engine.core.ansi import ansi_enabled
-from quiver.engine.core.errors import arithmetic_overflow
 from quiver.executors.base import Device, DeviceFallback, TaskContext
-from quiver.executors.cpu.aggregate import partial_state_schema
+from quiver.executors.cpu.aggregate import check_sum_buffer, partial_state_schema
 from quiver.executors.native.sql import Untranslatable, fragment
 from quiver.planners.physical import nodes as P
 from quiver.planners.physical.nodes import estimated_size
@@ -31,8 +28,8 @@ NATIVE_OPERATORS = frozenset({"ScanExec", "FilterExec", "ProjectExec", "HashAggr
 # A fragment runs natively when it is expected to give at most this share of the bytes its scan reads
 # (`quiver.native.maxOutputShare`).
 NATIVE_OUTPUT_SHARE = 0.5
-# A fragment whose scans are expected to read less than this stays on Quiver: DuckDB's per-query cost (a
-# millisecond or two to plan and open the file) is more than it saves there.
+# A fragment whose scans are expected to read less than this stays on Quiver: DuckDB's per-query cost (to
+# plan the query and open the file) is more than it saves there.
 NATIVE_MIN_SCAN_BYTES = 16 << 20
 
 _local = threading.local()
@@ -114,7 +111,7 @@ def _reserve(held: Any, budget: int) -> int:
 
 
 def connection() -> Any:
-    """This thread's DuckDB connection: opening one costs ~18 ms, so each worker thread keeps its own; one
+    """This thread's DuckDB connection, kept for the thread's next tasks rather than opened per task; one
     DuckDB thread each, as Quiver's scheduler runs the tasks side by side."""
     import duckdb
 
@@ -132,10 +129,7 @@ def _checked_sums(batches: Iterator[pa.RecordBatch], plan: P.HashAggregateExec) 
             if c.function.name in ("sum", "avg") and isinstance(c.function.args[0].dtype, T.DecimalType)]
     for batch in batches:
         for name in sums:
-            wide = pa.decimal256(76, batch.schema.field(name).type.scale)
-            bound = pa.scalar(decimal.Decimal(10) ** (38 - wide.scale), wide)
-            if pc.any(pc.greater_equal(pc.abs(batch.column(name).cast(wide)), bound)).as_py():
-                raise arithmetic_overflow("try_sum", "Overflow in sum of decimals")
+            check_sum_buffer(batch.column(name))
         yield batch
 
 
@@ -178,13 +172,13 @@ def fragment_choices(root: P.PhysicalPlan, placed: set[int],
         if type(node).__name__ in NATIVE_OPERATORS and not isinstance(node, P.ScanExec) \
                 and not any(id(n) in placed for n in node.walk()):
             why = executor.unsupported(node)
-            if why is None:
-                if not reduces(node, executor.max_output_share, executor.min_scan_bytes):
-                    why = (f"expected to read under {executor.min_scan_bytes >> 20} MiB, or to hand on more than "
-                           f"{executor.max_output_share:g} of what its scan reads (quiver.native.maxOutputShare)")
-                choices.append((node, why))
-                return
+            translates = why is None
+            if translates and not reduces(node, executor.max_output_share, executor.min_scan_bytes):
+                why = (f"expected to read under {executor.min_scan_bytes >> 20} MiB, or to hand on more than "
+                       f"{executor.max_output_share:g} of what its scan reads (quiver.native.maxOutputShare)")
             choices.append((node, why))
+            if translates:
+                return
         for child in node.children():
             visit(child)
 

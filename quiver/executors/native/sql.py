@@ -82,7 +82,7 @@ def expression(expr: E.Expr) -> str:
     if isinstance(expr, E.Alias):
         return expression(expr.child)
     if isinstance(expr, E.AttributeRef):
-        sql_type(expr.dtype)
+        sql_type(expr.dtype)  # a column of a type the fragments do not carry (timestamps, nested) stops here
         return quoted(expr.internal_name)
     if isinstance(expr, E.Literal):
         return literal(expr.value, expr.dtype)
@@ -124,8 +124,7 @@ def _decimal_arithmetic(expr: E.BinaryArithmetic) -> str:
     # which DuckDB does not do alike. An overflow raises in DuckDB, and the task reruns on the CPU.
     if out.scale != exact_scale:
         raise Untranslatable(f"{expr.sql()}, which Spark rounds to scale {out.scale}")
-    sql_op = {"+": "+", "-": "-", "*": "*"}[expr.op]
-    return f"CAST(({expression(expr.left)} {sql_op} {expression(expr.right)}) AS {sql_type(out)})"
+    return f"CAST(({expression(expr.left)} {expr.op} {expression(expr.right)}) AS {sql_type(out)})"
 
 
 def _exact_cast(expr: E.Cast) -> str:
@@ -213,9 +212,10 @@ def _reads_as(stored: Any, dtype: T.DataType) -> bool:
     if isinstance(dtype, T.StringType):
         return stored in (pa.string(), pa.large_string(), pa.string_view())
     try:
-        return sql_type(dtype) is not None and stored == dtype.to_arrow()
+        sql_type(dtype)
     except Untranslatable:
         return False
+    return stored == dtype.to_arrow()
 
 
 def _partial_aggregate(plan: P.HashAggregateExec, partition: int | None, state_schema: Any, ansi: bool) -> str:

@@ -307,6 +307,16 @@ def plan_join(node: L.Join, planner: Planner) -> PhysicalPlan:
     left_exchange = _exchange(left, HashPartitioning(left_keys, n))
     right_exchange = _exchange(right, HashPartitioning(right_keys, n))
     filtered = _key_filtered_side(node, how, left_keys, right_keys)
+    if filtered:
+        # A source side already partitioned on its keys (an aggregate's output) has no exchange of its
+        # own to materialize before the other side runs; a filtered aggregate (a HAVING) gets one, since
+        # its real size, often a handful of rows, is what the estimates cannot see.
+        source, source_exchange = (node.left, left_exchange) if filtered[0] == "right" else (node.right, right_exchange)
+        if not isinstance(source_exchange, ExchangeExec) and filtered_aggregate(source):
+            if filtered[0] == "right":
+                left_exchange = ExchangeExec(left_exchange, HashPartitioning(left_keys, n))
+            else:
+                right_exchange = ExchangeExec(right_exchange, HashPartitioning(right_keys, n))
     if filtered and isinstance(left_exchange, ExchangeExec) and isinstance(right_exchange, ExchangeExec):
         # The filtered side's exchange gets a key filter fed by the other side's exchange (the same node).
         side, target_keys = filtered
@@ -440,8 +450,10 @@ def _key_filtered_side(
     Only a side whose rows without a match never reach the output may be filtered: both sides of
     inner and semi joins, the right of a left outer or anti join (a right row that matches no left
     key can neither keep nor drop a left row), the left of a right outer join. Of two candidate
-    sides, the one whose keys outnumber the other's the most. Whether it pays is left to run
-    time, when the other side's real size is known (a HAVING's selectivity, say, is not before).
+    sides, the one whose keys outnumber the other's the most, except that a filtered aggregate (a
+    HAVING) is always the source: its estimate is a guess, and its real size, often a handful of
+    rows, is the case this filter exists for. Whether it pays is left to run time, when the other
+    side's real size is known.
     """
     candidates = {"inner": ("left", "right"), "left": ("right",), "left_semi": ("left", "right"),
                   "left_anti": ("right",), "right": ("left",)}.get(how, ())
@@ -454,9 +466,21 @@ def _key_filtered_side(
         if target_distinct <= 0:
             continue
         ratio = target_distinct / max(_distinct_keys(source, source_keys), 1)
+        if filtered_aggregate(source) and not filtered_aggregate(target):
+            ratio = float("inf")
         if ratio > best_ratio:
             best, best_ratio = (side, target_distinct), ratio
     return best
+
+
+def filtered_aggregate(plan: L.LogicalPlan) -> bool:
+    """Whether `plan` is an aggregate's groups with a filter over them (a HAVING, or a WHERE over a grouped
+    subquery), looking through aliases and projections: the rows whose count no estimate knows."""
+    filtered = False
+    while isinstance(plan, (L.SubqueryAlias, L.Project, L.Filter)):
+        filtered = filtered or isinstance(plan, L.Filter)
+        plan = plan.children()[0]
+    return filtered and isinstance(plan, L.Aggregate)
 
 
 def _distinct_keys(plan: L.LogicalPlan, keys: tuple[Expr, ...]) -> int:

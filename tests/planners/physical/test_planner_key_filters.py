@@ -111,3 +111,52 @@ def test_a_side_larger_than_expected_passes_rows_through(spark, tables, shuffled
     q = orders.join(lines, F.col("o_key") == F.col("l_order"), "left_semi")
     assert _key_filters(q)[0].max_rows == 10
     assert sorted(tuple(r) for r in q.collect()) == _expected("left_semi") != []
+
+
+def _big_orders(spark, tables, more_than: int):
+    """The orders whose line quantities sum past `more_than`: an aggregate with a HAVING, whose size no
+    estimate knows, already partitioned on the join key."""
+    lines = spark.read.parquet(str(tables / "lines.parquet"))
+    return lines.groupBy("l_order").agg(F.sum("l_qty").alias("total")).filter(F.col("total") > more_than)
+
+
+def _totals() -> dict[int, int]:
+    totals: dict[int, int] = {}
+    for o, q in _lines():
+        totals[o] = totals.get(o, 0) + q
+    return totals
+
+
+@pytest.mark.parametrize("how", ["left_semi", "inner"])
+def test_a_filtered_aggregate_is_materialized_to_filter_the_other_side(spark, tables, shuffled, how):
+    orders = spark.read.parquet(str(tables / "orders.parquet"))
+    big = _big_orders(spark, tables, 20)  # one in seven of the 2,985 orders with lines (their sums run 15 to 21)
+    q = orders.join(big, F.col("o_key") == F.col("l_order"), how)
+    [key_filter] = _key_filters(q)
+    assert key_filter.output[0].name == "o_key"  # orders, filtered by the aggregate's keys
+    assert isinstance(key_filter.source, P.ExchangeExec)  # the aggregate's rows, as a stage of their own
+    wanted = sorted(o for o, t in _totals().items() if t > 20)
+    assert 0 < len(wanted) < 3000 // 4
+    rows = sorted(tuple(r) for r in q.collect())
+    if how == "left_semi":
+        assert rows == [(k, k % 100) for k in wanted]
+    else:
+        assert rows == [(k, k % 100, k, _totals()[k]) for k in wanted]
+    assert _filtered_stage_rows(spark, q) == ("o_key", len(wanted))
+
+
+def test_a_filtered_aggregate_that_keeps_most_groups_filters_nothing(spark, tables, shuffled):
+    orders = spark.read.parquet(str(tables / "orders.parquet"))
+    q = orders.join(_big_orders(spark, tables, 0), F.col("o_key") == F.col("l_order"), "left_semi")
+    kept = sorted(o for o, t in _totals().items() if t > 0)
+    assert sorted(tuple(r) for r in q.collect()) == [(k, k % 100) for k in kept]
+    assert _filtered_stage_rows(spark, q) == ("o_key", 3000)  # too many keys to pay: every order passes
+
+
+def test_an_unfiltered_aggregate_gets_no_exchange_of_its_own(spark, tables, shuffled):
+    orders = spark.read.parquet(str(tables / "orders.parquet"))
+    lines = spark.read.parquet(str(tables / "lines.parquet"))
+    totals = lines.groupBy("l_order").agg(F.sum("l_qty").alias("total"))
+    q = orders.join(totals, F.col("o_key") == F.col("l_order"), "inner")
+    join = next(n for n in q._execution().physical.walk() if isinstance(n, P.HashJoinExec))
+    assert not isinstance(join.right, P.ExchangeExec)  # the aggregate's partitioning serves the join as is

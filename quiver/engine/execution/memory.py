@@ -1,4 +1,11 @@
-"""Keep freed memory for reuse while a query runs, and hand it back to the OS soon after.
+"""Which allocator holds Arrow's buffers, and how long freed memory is kept for reuse before the OS gets it back.
+
+Arrow's buffers come from glibc's malloc (Arrow's "system" pool) unless `ARROW_DEFAULT_MEMORY_POOL`
+names another (mimalloc, jemalloc). With glibc tuned as below, TPC-H SF1 ran as fast as on mimalloc
+(0.283 s against 0.280 s geomean, three interleaved runs each) at 0.50-0.53 GiB peak RSS for the 22
+queries against mimalloc's 0.59-0.61: mimalloc keeps a page per size class and thread, and a freed page
+waits out its purge delay before the OS gets it, so a process's resident memory ran ~90 MiB above what
+Arrow held (`benchmarks/RESULTS.md`).
 
 A query allocates and frees column buffers of the same sizes batch after batch. By default Arrow's
 mimalloc returns freed pages to the OS within milliseconds and glibc unmaps every block over 128 KiB
@@ -15,8 +22,9 @@ counts against the limit; glibc trims its heap once more than `GLIBC_TRIM_THRESH
 At TPC-H SF1 a second's retention ran the 22 queries 6.5% faster than 100 ms (0.247 → 0.231 s geomean)
 for 0.02 GiB more at the largest peak (`benchmarks/RESULTS.md`).
 
-mimalloc reads its options once, when Arrow's library loads, so they only apply when `quiver` is
-imported before `pyarrow`; glibc's can be set at any time. `QUIVER_KEEP_FREED_MEMORY=0` turns both off.
+Arrow picks its pool, and mimalloc reads its options, once, when Arrow's library loads, so both only
+apply when `quiver` is imported before `pyarrow` (after, the pool is switched for new buffers); glibc's
+options can be set at any time. `QUIVER_KEEP_FREED_MEMORY=0` leaves every allocator setting alone.
 """
 from __future__ import annotations
 
@@ -27,6 +35,8 @@ import sys
 
 from quiver.executors.memory import cgroup_memory_limit, physical_memory
 
+ARROW_POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
+ARROW_POOL = "system"
 PURGE_DELAY_MS = 1000
 CAPPED_PURGE_DELAY_MS = 100
 MIMALLOC_OPTIONS = {
@@ -56,6 +66,13 @@ def keep_freed_memory() -> list[str]:
     if os.environ.get("QUIVER_KEEP_FREED_MEMORY", "1") == "0":
         return []
     applied = []
+    if ARROW_POOL_VARIABLE not in os.environ:
+        os.environ[ARROW_POOL_VARIABLE] = ARROW_POOL
+        applied.append(ARROW_POOL_VARIABLE)
+        if "pyarrow.lib" in sys.modules:
+            import pyarrow as pa
+
+            pa.set_memory_pool(pa.system_memory_pool())
     if "pyarrow.lib" not in sys.modules:
         options = {**MIMALLOC_OPTIONS, "MIMALLOC_PURGE_DELAY": str(purge_delay_ms())}
         for name, value in options.items():

@@ -1,6 +1,7 @@
-"""quiver/engine/execution/memory.py: `import quiver` sets mimalloc's options when Arrow has not loaded yet, never
-overrides a user's own, sets glibc's, and does nothing with QUIVER_KEEP_FREED_MEMORY=0; LLVM's pages leave the
-process once the kernels have loaded."""
+"""quiver/engine/execution/memory.py: `import quiver` puts Arrow's buffers on glibc's malloc (before or after
+pyarrow loads) and sets mimalloc's options when Arrow has not loaded yet, never overrides a user's own, sets
+glibc's, and does nothing with QUIVER_KEEP_FREED_MEMORY=0; LLVM's pages leave the process once the kernels
+have loaded."""
 from __future__ import annotations
 
 import json
@@ -16,14 +17,17 @@ from quiver.engine.execution.memory import CAPPED_PURGE_DELAY_MS, PURGE_DELAY_MS
 PROBE = """
 import json, os, sys
 {first}
+import pyarrow
 from quiver.engine.execution.memory import keep_freed_memory
 print(json.dumps({{"env": {{k: v for k, v in os.environ.items() if k.startswith("MIMALLOC_")}},
+                   "pool": pyarrow.default_memory_pool().backend_name,
                    "again": keep_freed_memory()}}))
 """
 
 
 def _probe(first: str, **env: str) -> dict:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MIMALLOC_", "QUIVER_KEEP"))}
+    environment = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("MIMALLOC_", "QUIVER_KEEP", "ARROW_DEFAULT_MEMORY_POOL"))}
     environment.update(env)
     out = subprocess.run([sys.executable, "-c", PROBE.format(first=first)], env=environment,
                          capture_output=True, text=True, check=True)
@@ -37,18 +41,21 @@ def test_import_quiver_first_sets_mimalloc_options_before_arrow_loads():
 
 
 def test_a_users_own_setting_wins():
-    seen = _probe("import quiver", MIMALLOC_PURGE_DELAY="250")
+    seen = _probe("import quiver", MIMALLOC_PURGE_DELAY="250", ARROW_DEFAULT_MEMORY_POOL="mimalloc")
     assert seen["env"]["MIMALLOC_PURGE_DELAY"] == "250"
+    assert seen["pool"] == "mimalloc"
 
 
-def test_after_pyarrow_only_glibc_is_tuned():
-    seen = _probe("import pyarrow\nimport quiver")
-    assert seen["env"] == {}
+def test_arrow_allocates_with_glibc_whether_quiver_or_pyarrow_loads_first():
+    assert _probe("import quiver")["pool"] == "system"
+    after = _probe("import pyarrow\nimport quiver")
+    assert after["pool"] == "system"
+    assert after["env"] == {}  # too late for mimalloc's options; glibc's still apply
 
 
 def test_switched_off():
     seen = _probe("import quiver", QUIVER_KEEP_FREED_MEMORY="0")
-    assert seen["env"] == {} and seen["again"] == []
+    assert seen["env"] == {} and seen["again"] == [] and seen["pool"] == "mimalloc"
 
 
 def test_freed_pages_are_kept_a_second_unless_a_cgroup_limit_counts_them(monkeypatch):

@@ -1,5 +1,5 @@
-"""The native executor: runs a stage fragment (scan, filters, projections, a partial aggregate) as one DuckDB
-query per task, on a connection its worker thread keeps, and streams the result as Arrow batches.
+"""The native executor: runs a stage fragment (scan, filters, projections, broadcast joins, a partial aggregate)
+as one DuckDB query per task, on a connection its worker thread keeps, and streams the result as Arrow batches.
 
 Where the fragments go is `native_fragments`: the largest subtrees of a stage that `sql.fragment`
 translates exactly. A DuckDB error in a task (which the translation rules out for every value Spark
@@ -18,13 +18,15 @@ from quiver.engine.core import types as T
 from quiver.engine.core.ansi import ansi_enabled
 from quiver.executors.base import Device, DeviceFallback, TaskContext
 from quiver.executors.cpu.aggregate import check_sum_buffer, partial_state_schema
-from quiver.executors.native.sql import Untranslatable, fragment
+from quiver.executors.cpu.dictionary_eval import decode_dictionaries
+from quiver.executors.cpu.shuffle import read_shuffle
+from quiver.executors.native.sql import Untranslatable, broadcast_reads, broadcast_relation, fragment
 from quiver.planners.physical import nodes as P
 from quiver.planners.physical.nodes import estimated_size
 
 # Rows per batch DuckDB hands back (Quiver's operators stream batches of about this size).
 BATCH_ROWS = 1 << 17
-NATIVE_OPERATORS = frozenset({"ScanExec", "FilterExec", "ProjectExec", "HashAggregateExec"})
+NATIVE_OPERATORS = frozenset({"ScanExec", "FilterExec", "ProjectExec", "HashAggregateExec", "HashJoinExec"})
 # A fragment runs natively when it is expected to give at most this share of the bytes its scan reads
 # (`quiver.native.maxOutputShare`).
 NATIVE_OUTPUT_SHARE = 0.5
@@ -63,7 +65,9 @@ class DuckDBExecutor:
                            ansi_enabled())
         except Untranslatable as e:  # this partition's files differ from those placement looked at
             raise DeviceFallback(f"no exact DuckDB translation of {e}") from e
-        batches = self._run(sql, expected, ctx)
+        builds = {broadcast_relation(read): _broadcast_table(read, partition, ctx)
+                  for read in broadcast_reads(plan)}
+        batches = self._run(sql, expected, ctx, builds)
         return _checked_sums(batches, plan) if isinstance(plan, P.HashAggregateExec) else batches
 
     @staticmethod
@@ -73,10 +77,20 @@ class DuckDBExecutor:
             return partial_state_schema(plan.keys, plan.calls)
         return pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in plan.output])
 
-    def _run(self, sql: str, expected: pa.Schema, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
+    def _run(self, sql: str, expected: pa.Schema, ctx: TaskContext,
+             builds: dict[str, pa.Table]) -> Iterator[pa.RecordBatch]:
+        con = connection()
+        for name, table in builds.items():
+            con.register(name, table)
+        try:
+            yield from self._query(con, sql, expected, ctx)
+        finally:
+            for name in builds:
+                con.unregister(name)
+
+    def _query(self, con: Any, sql: str, expected: pa.Schema, ctx: TaskContext) -> Iterator[pa.RecordBatch]:
         import duckdb
 
-        con = connection()
         with ctx.memory.reservation("native fragment (DuckDB)") as held:
             # DuckDB's own buffers are held under the process's budget like any operator's state: as much
             # as the budget gives now, DuckDB spilling past it into the task's spill folder.
@@ -108,6 +122,14 @@ def _reserve(held: Any, budget: int) -> int:
     if held.held == 0:
         held.grow(max(want, NATIVE_MIN_MEMORY))
     return held.held
+
+
+def _broadcast_table(read: P.ShuffleReadExec, partition: int, ctx: TaskContext) -> pa.Table:
+    """The rows of broadcast `read` as one Arrow table under the attributes' internal names, dictionaries
+    decoded (DuckDB reads the buffers in place)."""
+    schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in read.output])
+    batches = read_shuffle(ctx.blocks, f"job{ctx.job_id}", read.stage_id, read.blocks_for(partition))
+    return pa.Table.from_batches([decode_dictionaries(b) for b in batches if b.num_rows], schema=schema)
 
 
 def connection() -> Any:

@@ -1,19 +1,23 @@
 """A stage fragment as one SQL query a native engine (DuckDB) runs: which fragments can be, and their text.
 
-A fragment is a Parquet scan with the filters, projections and partial aggregate stacked on it in one
-task. Only what gives Spark's answer to the last bit is translated; everything else says why not (and the
+A fragment is a Parquet scan with the filters, projections, broadcast joins and partial aggregate stacked on
+it in one task. Only what gives Spark's answer to the last bit is translated; everything else says why not (and the
 fragment stays on Quiver's CPU executor, operator by operator):
 
 - scans of local Parquet files whose stored types are the columns' own (a split's row groups are read as
   the ranges of `file_row_number` they cover, which DuckDB prunes whole row groups by);
 - comparisons, AND/OR/NOT, IS [NOT] NULL and IN over integers, decimals, dates, booleans and strings
-  (floats are left out: NaN's order and DuckDB's errors on infinities differ from Spark's);
+  (floats are left out: NaN's order and DuckDB's errors on infinities differ from Spark's), and CASE WHEN
+  whose branches share its type;
 - decimal +, - and * where Spark's result type keeps the exact scale, each pinned to that type with a cast
   (no rounding happens; a value past 38 digits raises in DuckDB and the task reruns on the CPU);
 - widening casts that are exact (integer to a wider integer or a decimal that holds it, decimal to a
   decimal with at least as many digits on both sides of the point);
 - a partial aggregate of count, sum and avg over decimals (or integers under ANSI mode, summed exactly), min
-  and max over the types above, producing the states Quiver's final aggregate merges.
+  and max over the types above, producing the states Quiver's final aggregate merges;
+- a broadcast hash join (inner, semi, anti; no residual condition) on keys of one comparable type, whose
+  probe side is a fragment and whose build side is the broadcast stage's rows, which the task registers
+  with DuckDB as an Arrow table (`broadcast_relation`).
 
 Names: each column is quoted under its attribute's internal name (`#12`), so nested fragments refer to
 their child's output as Quiver's batches do.
@@ -109,7 +113,20 @@ def expression(expr: E.Expr) -> str:
         return _decimal_arithmetic(expr)
     if isinstance(expr, E.Cast):
         return _exact_cast(expr)
+    if isinstance(expr, E.CaseWhen):
+        return _case_when(expr)
     raise Untranslatable(type(expr).__name__)
+
+
+def _case_when(expr: E.CaseWhen) -> str:
+    """CASE WHEN whose branches all have its own type (no branch is widened), pinned to that type: the first
+    true condition's value, else the ELSE's (NULL without one), as in Spark."""
+    values = [*expr.values, *([expr.else_value] if expr.else_value is not None else [])]
+    if any(v.dtype != expr.dtype for v in values):
+        raise Untranslatable("CASE WHEN whose branches differ in type")
+    branches = " ".join(f"WHEN {expression(c)} THEN {expression(v)}" for c, v in zip(expr.conditions, expr.values))
+    otherwise = f" ELSE {expression(expr.else_value)}" if expr.else_value is not None else ""
+    return f"CAST(CASE {branches}{otherwise} END AS {sql_type(expr.dtype)})"
 
 
 def _decimal_arithmetic(expr: E.BinaryArithmetic) -> str:
@@ -164,7 +181,51 @@ def fragment(plan: P.PhysicalPlan, partition: int | None, state_schema: Any = No
         return f"SELECT {columns} FROM ({fragment(plan.child, partition)})"
     if isinstance(plan, P.HashAggregateExec) and plan.mode == "partial":
         return _partial_aggregate(plan, partition, state_schema, ansi)
+    if isinstance(plan, P.HashJoinExec):
+        return _broadcast_join(plan, partition)
     raise Untranslatable(f"operator {plan.node_string().split(' ', 1)[0]}")
+
+
+# The joins a fragment may hold, as DuckDB writes them: Spark's semi and anti joins keep or drop each probe
+# row by whether any build row has its keys, and a null key matches nothing, as in SQL.
+JOINS = {"inner": "JOIN", "left_semi": "SEMI JOIN", "left_anti": "ANTI JOIN"}
+
+
+def broadcast_relation(read: P.ShuffleReadExec) -> str:
+    """The name under which a task registers the rows of broadcast `read` with DuckDB."""
+    return f"broadcast_{read.stage_id}"
+
+
+def broadcast_reads(plan: P.PhysicalPlan) -> list[P.ShuffleReadExec]:
+    """The broadcast build sides of the joins in fragment `plan`, which its task registers before running it."""
+    return [n for n in plan.walk() if isinstance(n, P.ShuffleReadExec) and n.broadcast]
+
+
+def _broadcast_join(plan: P.HashJoinExec, partition: int | None) -> str:
+    """A broadcast hash join whose build side is the broadcast stage's rows (registered by the task under
+    `broadcast_relation`) and whose probe side is a fragment, on equal keys of one type."""
+    read = plan.right
+    if plan.strategy != "broadcast-right" or not isinstance(read, P.ShuffleReadExec) or not read.broadcast:
+        raise Untranslatable("a join whose build side is not a broadcast")
+    if plan.how not in JOINS:
+        raise Untranslatable(f"a {plan.how} join")
+    if plan.residual is not None:
+        raise Untranslatable("a join with a residual condition")
+    probe_names = {a.internal_name for a in plan.left.output}
+    build_names = {a.internal_name for a in read.output}
+    if probe_names & build_names:
+        raise Untranslatable("a join whose sides share a column name")
+    conditions = []
+    for left, right in zip(plan.left_keys, plan.right_keys):
+        if left.dtype != right.dtype or not isinstance(left.dtype, COMPARABLE):
+            raise Untranslatable(f"join keys {left.sql()} and {right.sql()}")
+        conditions.append(f"{expression(left)} = {expression(right)}")
+    visible = probe_names if plan.how != "inner" else probe_names | build_names
+    if any(a.internal_name not in visible for a in plan.output):
+        raise Untranslatable("a join output that is not its sides' columns")
+    columns = ", ".join(quoted(a.internal_name) for a in plan.output)
+    return (f"SELECT {columns} FROM ({fragment(plan.left, partition)}) AS probe {JOINS[plan.how]} "
+            f"{quoted(broadcast_relation(read))} AS build ON {' AND '.join(conditions)}")
 
 
 def _scan(plan: P.ScanExec, partition: int | None) -> str:

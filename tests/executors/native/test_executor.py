@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from quiver.engine.core.errors import ArithmeticException, ConfigurationError
+from quiver.planners.physical import nodes as P
 
 pytest.importorskip("duckdb")
 
@@ -38,10 +39,24 @@ def table(tmp_path_factory) -> str:
     return str(path)
 
 
+@pytest.fixture(scope="module")
+def dimension(tmp_path_factory) -> str:
+    """A small table to broadcast: string and integer keys with duplicates and nulls, a decimal, a group."""
+    rows = [(f"t{i % 9}" if i % 11 else None, i % 120 if i % 13 else None, decimal.Decimal(i) / 4, "ab"[i % 2])
+            for i in range(60)]
+    data = pa.table({"dtag": pa.array([r[0] for r in rows]), "dsmall": pa.array([r[1] for r in rows], pa.int32()),
+                     "weight": pa.array([r[2] for r in rows], pa.decimal128(10, 2)),
+                     "dgroup": pa.array([r[3] for r in rows])})
+    path = tmp_path_factory.mktemp("native_dim") / "d.parquet"
+    pq.write_table(data, path)
+    return str(path)
+
+
 @pytest.fixture
-def native(spark, table):
-    """The session with every translatable fragment on DuckDB; the table as view `t`."""
+def native(spark, table, dimension):
+    """The session with every translatable fragment on DuckDB; the tables as views `t` and `d`."""
     spark.read.parquet(table).createOrReplaceTempView("t")
+    spark.read.parquet(dimension).createOrReplaceTempView("d")
     keys = ("quiver.native.engine", "quiver.native.maxOutputShare", "quiver.native.minScanBytes")
     previous = [spark.conf.get(k) for k in keys]
     spark.conf.set("quiver.native.minScanBytes", "0")
@@ -82,6 +97,53 @@ def test_a_fragment_on_duckdb_gives_the_cpu_executors_answer(native, query):
     assert NATIVE in devices, "the fragment should have run on DuckDB"
     assert out.schema.equals(cpu.schema)
     assert _sorted(out) == _sorted(cpu)
+
+
+JOINS = [
+    "SELECT t.id, t.price, d.weight FROM t JOIN d ON t.small = d.dsmall WHERE t.tag = 't1'",
+    "SELECT d.dtag, count(*) AS n, max(t.day) AS last FROM t JOIN d ON t.tag = d.dtag GROUP BY d.dtag",
+    "SELECT d.dgroup, sum(CASE WHEN t.flag THEN 1 ELSE 0 END) AS flagged, sum(t.price * d.weight) AS total, "
+    "count(*) AS n FROM t JOIN d ON t.small = d.dsmall GROUP BY d.dgroup",
+    "SELECT id, tag FROM t WHERE small IN (SELECT dsmall FROM d WHERE dgroup = 'a')",
+    "SELECT id, small FROM t WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.dsmall = t.small)",
+]
+
+
+@pytest.mark.parametrize("query", JOINS)
+def test_a_broadcast_join_in_a_fragment_gives_the_cpu_executors_answer(native, query):
+    native.conf.set("spark.sql.autoBroadcastJoinThreshold", "10m")
+    cpu, out, _ = _both(native, query)
+    joined = [s for s in native.sql(query)._execution().stages.stages
+              if any(isinstance(n, P.HashJoinExec) and n.strategy == "broadcast-right" for n in s.root.walk())]
+    native.sql(query).toArrow()
+    ran = {m.stage_id: m.devices for m in native.lastJob().stages}
+    assert joined and all(NATIVE in ran[s.id] for s in joined), "the join's stage should have run on DuckDB"
+    assert out.schema.equals(cpu.schema)
+    assert _sorted(out) == _sorted(cpu) != []
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT id FROM t WHERE small NOT IN (SELECT dsmall FROM d WHERE dgroup = 'b' AND dsmall IS NOT NULL)",
+    "SELECT id FROM t WHERE small NOT IN (SELECT dsmall FROM d WHERE dgroup = 'b')",  # a null: no rows
+])
+def test_not_in_keeps_sparks_null_semantics_with_fragments(native, query):
+    native.conf.set("spark.sql.autoBroadcastJoinThreshold", "10m")
+    cpu, out, _ = _both(native, query)
+    assert _sorted(out) == _sorted(cpu)
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT t.id, d.weight FROM t LEFT JOIN d ON t.tag = d.dtag",  # an outer join keeps unmatched rows
+    "SELECT t.id FROM t JOIN d ON t.small = d.dsmall AND t.price > d.weight",  # a residual condition
+])
+def test_a_join_duckdb_would_not_run_as_spark_does_stays_on_the_cpu(native, query):
+    cpu, out, _ = _both(native, query)
+    assert _sorted(out) == _sorted(cpu) != []
+    joined = [s for s in native.sql(query)._execution().stages.stages
+              if any(isinstance(n, P.HashJoinExec) for n in s.root.walk())]
+    native.sql(query).toArrow()
+    ran = {m.stage_id: m.devices for m in native.lastJob().stages}
+    assert joined and all(NATIVE not in ran[s.id] for s in joined)
 
 
 @pytest.mark.parametrize("query", [

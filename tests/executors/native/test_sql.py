@@ -60,3 +60,12 @@ def test_exact_casts_and_boolean_logic_translate():
     widened = E.Cast(SMALL, T.DecimalType(12, 2))
     test = E.And(E.In(TAG, (E.Literal("a", T.StringType()),)), E.Not(E.IsNull(widened)))
     assert expression(test) == """(("#4" IN ('a')) AND (NOT (CAST("#5" AS DECIMAL(12, 2)) IS NULL)))"""
+
+
+def test_a_case_when_whose_branches_share_its_type_is_pinned_to_it():
+    one, zero = E.Literal(1, T.IntegerType()), E.Literal(0, T.IntegerType())
+    case = E.CaseWhen((E.Comparison("=", TAG, E.Literal("a", T.StringType())),), (one,), zero)
+    assert expression(case) == """CAST(CASE WHEN ("#4" = 'a') THEN 1 ELSE 0 END AS INTEGER)"""
+    widened = E.CaseWhen((E.IsNull(TAG),), (SMALL,), E.Literal(2**40, T.LongType()))
+    with pytest.raises(Untranslatable, match="differ in type"):
+        expression(widened)

@@ -129,7 +129,8 @@ def _broadcast_table(read: P.ShuffleReadExec, partition: int, ctx: TaskContext) 
     decoded (DuckDB reads the buffers in place)."""
     schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in read.output])
     batches = read_shuffle(ctx.blocks, f"job{ctx.job_id}", read.stage_id, read.blocks_for(partition))
-    return pa.Table.from_batches([decode_dictionaries(b) for b in batches if b.num_rows], schema=schema)
+    return pa.Table.from_batches([_conform(decode_dictionaries(b), schema) for b in batches if b.num_rows],
+                                 schema=schema)
 
 
 def connection() -> Any:

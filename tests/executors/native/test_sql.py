@@ -65,7 +65,8 @@ def test_exact_casts_and_boolean_logic_translate():
 def test_a_case_when_whose_branches_share_its_type_is_pinned_to_it():
     one, zero = E.Literal(1, T.IntegerType()), E.Literal(0, T.IntegerType())
     case = E.CaseWhen((E.Comparison("=", TAG, E.Literal("a", T.StringType())),), (one,), zero)
-    assert expression(case) == """CAST(CASE WHEN ("#4" = 'a') THEN 1 ELSE 0 END AS INTEGER)"""
+    assert expression(case) == ("""CAST(CASE WHEN ("#4" = 'a') THEN CAST(1 AS INTEGER) ELSE CAST(0 AS INTEGER) END """
+                                """AS INTEGER)""")
     widened = E.CaseWhen((E.IsNull(TAG),), (SMALL,), E.Literal(2**40, T.LongType()))
     with pytest.raises(Untranslatable, match="differ in type"):
         expression(widened)

@@ -23,7 +23,7 @@ def test_sql_query_under_a_small_memory_budget_matches_duckdb(under_budget, asse
 
 
 def test_the_budget_made_the_operators_and_the_block_store_spill(under_budget):
-    # Quiver's own operators: a join in a native fragment spills inside DuckDB, which counts it apart.
+    # Quiver's own operators: a join in a native fragment spills inside DuckDB, which Quiver's counts do not see.
     previous = under_budget.conf.get("quiver.native.engine")
     under_budget.conf.set("quiver.native.engine", "none")
     try:

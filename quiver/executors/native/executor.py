@@ -135,12 +135,15 @@ def _broadcast_table(read: P.ShuffleReadExec, partition: int, ctx: TaskContext) 
 
 def connection() -> Any:
     """This thread's DuckDB connection, kept for the thread's next tasks rather than opened per task; one
-    DuckDB thread each, as Quiver's scheduler runs the tasks side by side."""
+    DuckDB thread each, as Quiver's scheduler runs the tasks side by side, and no join reordering."""
     import duckdb
 
     con = getattr(_local, "duckdb", None)
     if con is None:
         con = duckdb.connect(config={"threads": 1, "preserve_insertion_order": False})
+        # Joins run in the order Quiver's planner wrote them, each building on its broadcast side: reordered,
+        # DuckDB may join two broadcast sides first on a key that fans out (TPC-H Q5's nation keys).
+        con.execute("SET disabled_optimizers = 'join_order'")
         _local.duckdb = con
     return con
 

@@ -2,10 +2,10 @@
 
 Arrow's buffers come from glibc's malloc (Arrow's "system" pool) unless `ARROW_DEFAULT_MEMORY_POOL`
 names another (mimalloc, jemalloc). With glibc tuned as below, TPC-H SF1 ran as fast as on mimalloc
-(0.283 s against 0.280 s geomean, three interleaved runs each) at 0.50-0.53 GiB peak RSS for the 22
-queries against mimalloc's 0.59-0.61: mimalloc keeps a page per size class and thread, and a freed page
-waits out its purge delay before the OS gets it, so a process's resident memory ran ~90 MiB above what
-Arrow held (`benchmarks/RESULTS.md`).
+(0.283 s against 0.280 s geomean, three alternating runs each) at 0.50-0.53 GiB peak RSS for the 22
+queries against mimalloc's 0.59-0.61 (`benchmarks/RESULTS.md`, with the command): mimalloc keeps a page
+per size class and thread, and a freed page waits out its purge delay before the OS gets it, so a
+process's resident memory stays above what Arrow holds.
 
 A query allocates and frees column buffers of the same sizes batch after batch. By default Arrow's
 mimalloc returns freed pages to the OS within milliseconds and glibc unmaps every block over 128 KiB

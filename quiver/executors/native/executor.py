@@ -127,7 +127,7 @@ def _reserve(held: Any, budget: int) -> int:
 def _broadcast_table(read: P.ShuffleReadExec, partition: int, ctx: TaskContext) -> pa.Table:
     """The rows of broadcast `read` as one Arrow table under the attributes' internal names, dictionaries
     decoded (DuckDB reads the buffers in place)."""
-    schema = pa.schema([pa.field(a.internal_name, a.dtype.to_arrow()) for a in read.output])
+    schema = DuckDBExecutor.output_schema(read)
     batches = read_shuffle(ctx.blocks, f"job{ctx.job_id}", read.stage_id, read.blocks_for(partition))
     return pa.Table.from_batches([_conform(decode_dictionaries(b), schema) for b in batches if b.num_rows],
                                  schema=schema)

@@ -308,22 +308,20 @@ def plan_join(node: L.Join, planner: Planner) -> PhysicalPlan:
     right_exchange = _exchange(right, HashPartitioning(right_keys, n))
     filtered = _key_filtered_side(node, how, left_keys, right_keys)
     if filtered:
-        # A source side already partitioned on its keys (an aggregate's output) has no exchange of its
-        # own to materialize before the other side runs; a filtered aggregate (a HAVING) gets one, since
-        # its real size, often a handful of rows, is what the estimates cannot see.
-        source, source_exchange = (node.left, left_exchange) if filtered[0] == "right" else (node.right, right_exchange)
-        if not isinstance(source_exchange, ExchangeExec) and filtered_aggregate(source):
-            if filtered[0] == "right":
-                left_exchange = ExchangeExec(left_exchange, HashPartitioning(left_keys, n))
-            else:
-                right_exchange = ExchangeExec(right_exchange, HashPartitioning(right_keys, n))
-    if filtered and isinstance(left_exchange, ExchangeExec) and isinstance(right_exchange, ExchangeExec):
-        # The filtered side's exchange gets a key filter fed by the other side's exchange (the same node).
         side, target_keys = filtered
-        if side == "right":
-            right_exchange = _key_filtered(right_exchange, right_keys, left_exchange, left_keys, target_keys)
-        else:
-            left_exchange = _key_filtered(left_exchange, left_keys, right_exchange, right_keys, target_keys)
+        # A source side already partitioned on its keys (an aggregate's output) has no exchange of its own
+        # to materialize before the other side runs; a filtered aggregate (a HAVING) gets one, since its
+        # real size, often a handful of rows, is what the estimates cannot see.
+        if side == "right" and not isinstance(left_exchange, ExchangeExec) and _filtered_aggregate(node.left):
+            left_exchange = ExchangeExec(left_exchange, HashPartitioning(left_keys, n))
+        if side == "left" and not isinstance(right_exchange, ExchangeExec) and _filtered_aggregate(node.right):
+            right_exchange = ExchangeExec(right_exchange, HashPartitioning(right_keys, n))
+        # The filtered side's exchange gets a key filter fed by the other side's exchange (the same node).
+        if isinstance(left_exchange, ExchangeExec) and isinstance(right_exchange, ExchangeExec):
+            if side == "right":
+                right_exchange = _key_filtered(right_exchange, right_keys, left_exchange, left_keys, target_keys)
+            else:
+                left_exchange = _key_filtered(left_exchange, left_keys, right_exchange, right_keys, target_keys)
     return HashJoinExec(
         left_exchange,
         right_exchange,
@@ -466,14 +464,14 @@ def _key_filtered_side(
         if target_distinct <= 0:
             continue
         ratio = target_distinct / max(_distinct_keys(source, source_keys), 1)
-        if filtered_aggregate(source) and not filtered_aggregate(target):
+        if _filtered_aggregate(source) and not _filtered_aggregate(target):
             ratio = float("inf")
         if ratio > best_ratio:
             best, best_ratio = (side, target_distinct), ratio
     return best
 
 
-def filtered_aggregate(plan: L.LogicalPlan) -> bool:
+def _filtered_aggregate(plan: L.LogicalPlan) -> bool:
     """Whether `plan` is an aggregate's groups with a filter over them (a HAVING, or a WHERE over a grouped
     subquery), looking through aliases and projections: the rows whose count no estimate knows."""
     filtered = False

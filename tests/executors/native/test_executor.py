@@ -113,10 +113,9 @@ JOINS = [
 def test_a_broadcast_join_in_a_fragment_gives_the_cpu_executors_answer(native, query):
     native.conf.set("spark.sql.autoBroadcastJoinThreshold", "10m")
     cpu, out, _ = _both(native, query)
+    ran = {m.stage_id: m.devices for m in native.lastJob().stages}  # the run on DuckDB
     joined = [s for s in native.sql(query)._execution().stages.stages
               if any(isinstance(n, P.HashJoinExec) and n.strategy == "broadcast-right" for n in s.root.walk())]
-    native.sql(query).toArrow()
-    ran = {m.stage_id: m.devices for m in native.lastJob().stages}
     assert joined and all(NATIVE in ran[s.id] for s in joined), "the join's stage should have run on DuckDB"
     assert out.schema.equals(cpu.schema)
     assert _sorted(out) == _sorted(cpu) != []
@@ -139,10 +138,9 @@ def test_not_in_keeps_sparks_null_semantics_with_fragments(native, query):
 def test_a_join_duckdb_would_not_run_as_spark_does_stays_on_the_cpu(native, query):
     cpu, out, _ = _both(native, query)
     assert _sorted(out) == _sorted(cpu) != []
+    ran = {m.stage_id: m.devices for m in native.lastJob().stages}  # the run with fragments on
     joined = [s for s in native.sql(query)._execution().stages.stages
               if any(isinstance(n, P.HashJoinExec) for n in s.root.walk())]
-    native.sql(query).toArrow()
-    ran = {m.stage_id: m.devices for m in native.lastJob().stages}
     assert joined and all(NATIVE not in ran[s.id] for s in joined)
 
 

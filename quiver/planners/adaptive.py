@@ -16,6 +16,10 @@ and the `AdaptiveDecision`s it made (the scheduler applies them and records the 
   - runs of small reduce partitions are read by one task each, toward a target size (Spark's
     CoalesceShufflePartitions); every partition-routed read of the stage is cut the same way, so
     co-partitioned inputs stay aligned.
+- `place_skewed_tasks`, as the stage's tasks are made: a task far above the median that the stage's
+  device has no room for (a partition no split could cut: the side of an outer join that keeps its
+  rows, a skewed key of a window or sort) runs on the device that has the memory for it, a GPU or NPU
+  beside a CPU held to its budget, or the host beside a device too small.
 
 What a rule may change is bounded by what the stage's operators need: splitting a partition or
 replacing the join's inputs is only done where every operator between the stage's root and the
@@ -43,6 +47,7 @@ from quiver.planners.physical.nodes import (
     PhysicalPlan,
     ProjectExec,
     ShuffleReadExec,
+    SortExec,
 )
 from quiver.planners.stages import Stage
 from quiver.planners.statistics import estimate
@@ -486,5 +491,80 @@ def adapt_reads(stage: Stage, finished: Mapping[int, ShuffleStatistics],
     return Stage(stage.id, swap(stage.root), stage.output, stage.parents), decisions
 
 
-__all__ = ["AdaptiveDecision", "AdaptiveSettings", "BlockRange", "ShuffleStatistics", "adapt_reads",
-           "coalesce_target", "initial_partitions", "routed_reads", "split_sizes", "switch_join", "with_map_outputs"]
+# ---------------------------------------------------------------- skewed tasks on the device with room
+
+# Operators that hold their task's input (a hash table, sorted runs): moving a task to a device with more
+# memory only helps where these run there.
+HOLDS_INPUT = (HashJoinExec, HashAggregateExec, SortExec)
+
+
+@dataclass(frozen=True)
+class TaskRoom:
+    """A device a stage's tasks may run on, and the most shuffle bytes one of its tasks may read there
+    (None: no bound): on the CPU, a concurrent task's share of the memory budget (`max_partition_bytes`);
+    on a GPU or NPU, its free memory over DEVICE_MEMORY_SHARE."""
+
+    device: str
+    bytes: int | None
+
+    def holds(self, nbytes: int) -> bool:
+        return self.bytes is None or nbytes <= self.bytes
+
+    def describe(self) -> str:
+        return f"{self.device} (no bound)" if self.bytes is None else f"{self.device} ({_size(self.bytes)} a task)"
+
+
+def device_room(label: str, free_bytes: int | None) -> TaskRoom:
+    """What one task may read on a device with `free_bytes` free (None: unbounded)."""
+    return TaskRoom(label, None if free_bytes is None else free_bytes // DEVICE_MEMORY_SHARE)
+
+
+def task_input_bytes(stage: Stage, finished: Mapping[int, ShuffleStatistics]) -> list[int] | None:
+    """The shuffle bytes each task of `stage` reads by its partition number (its reads as adaptive execution
+    cut them); None where a read's stage has not finished or its blocks do not match the read."""
+    totals = [0] * stage.num_partitions
+    for read in routed_reads(stage.root):
+        stats = finished.get(read.stage_id)
+        if stats is None or stats.map_partitions != read.map_partitions:
+            return None
+        ranges = read.reads if read.reads is not None else tuple(BlockRange(p, p + 1) for p in range(read.partitions))
+        if len(ranges) != len(totals) or any(len(row) < r.end for row in stats.bytes for r in ranges):
+            return None
+        for task, r in enumerate(ranges):
+            map_end = stats.map_partitions if r.map_end is None else r.map_end
+            totals[task] += sum(sum(stats.bytes[m][r.start:r.end]) for m in range(r.map_start, map_end))
+    return totals
+
+
+def oversized_tasks(sizes: list[int], home: TaskRoom, settings: AdaptiveSettings) -> list[int]:
+    """The tasks that are skewed (over skewedPartitionFactor times the median and
+    skewedPartitionThresholdInBytes, as Spark's skew join reads them) and read more than `home` holds."""
+    if not settings.enabled or len(sizes) < 2:
+        return []
+    limit = max(settings.skew_threshold, settings.skew_factor * _median(sizes))
+    return [task for task, size in enumerate(sizes) if size > limit and not home.holds(size)]
+
+
+def place_skewed_tasks(stage_id: int, sizes: list[int], home: TaskRoom, others: list[TaskRoom],
+                       settings: AdaptiveSettings) -> tuple[dict[int, str], list[AdaptiveDecision]]:
+    """Per oversized task of the stage (`oversized_tasks`), the other device that holds it, the one with the
+    most room; the decision says why. A task no device holds stays home (where it spills, or falls back)."""
+    moves: dict[int, str] = {}
+    lines: list[str] = []
+    median = _median(sizes)
+    for task in oversized_tasks(sizes, home, settings):
+        fits = [room for room in others if room.holds(sizes[task])]
+        if not fits:
+            continue
+        target = max(fits, key=lambda room: math.inf if room.bytes is None else room.bytes)
+        moves[task] = target.device
+        lines.append(f"task {task} reads {_size(sizes[task])} (median {_size(int(median))}), over what a task may "
+                     f"hold on {home.describe()}: it runs on {target.describe()}")
+    decisions = [AdaptiveDecision(stage_id, "skewed task placement", "; ".join(lines))] if lines else []
+    return moves, decisions
+
+
+__all__ = ["HOLDS_INPUT", "AdaptiveDecision", "AdaptiveSettings", "BlockRange", "ShuffleStatistics", "TaskRoom",
+           "adapt_reads", "coalesce_target", "device_room", "initial_partitions", "oversized_tasks",
+           "place_skewed_tasks", "routed_reads", "split_sizes", "switch_join", "task_input_bytes",
+           "with_map_outputs"]

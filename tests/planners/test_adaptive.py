@@ -14,11 +14,16 @@ from quiver.engine.core.conf import RuntimeConfig
 from quiver.planners.adaptive import (
     AdaptiveSettings,
     ShuffleStatistics,
+    TaskRoom,
     adapt_reads,
     coalesce_target,
+    device_room,
+    oversized_tasks,
+    place_skewed_tasks,
     routed_reads,
     split_sizes,
     switch_join,
+    task_input_bytes,
     with_map_outputs,
 )
 from quiver.planners.physical import nodes as P
@@ -286,3 +291,51 @@ def test_coalesced_partitions_stay_within_a_tasks_share_of_the_memory_budget():
     assert coalesce_target(4000 * MIB, settings) == 8 * MIB
     budgeted = AdaptiveSettings.from_conf(RuntimeConfig(), 2, 64 * MIB)
     assert budgeted.max_partition_bytes == 8 * MIB
+
+
+def test_each_task_reads_the_bytes_of_the_blocks_its_reads_name(spark):
+    stages, join_stage = _join_graph(spark)
+    join = _join_of(join_stage)
+    left, right = join.left, join.right
+    n = left.partitions
+    per_map = [[MIB] * n for _ in range(2)]
+    per_map[0][1] = per_map[1][1] = 10 * MIB
+    finished = {left.stage_id: _stats(left.stage_id, per_map), right.stage_id: _stats(right.stage_id, [[MIB] * n] * 2)}
+    assert task_input_bytes(join_stage, finished) == [(20 if p == 1 else 2) * MIB + 2 * MIB for p in range(n)]
+    # Split by map outputs, partition 1 is read by two tasks, each one map output of it and all of the other side.
+    adapted, _ = adapt_reads(join_stage, finished, AdaptiveSettings(coalesce=False, skew_threshold=5 * MIB,
+                                                                    advisory_bytes=10 * MIB))
+    sizes = task_input_bytes(adapted, finished)
+    assert adapted.num_partitions == n + 1 and sizes[1:3] == [12 * MIB, 12 * MIB] and sum(sizes) == sum(
+        sum(map(sum, s.bytes)) for s in finished.values()) + 2 * MIB
+    assert task_input_bytes(join_stage, {left.stage_id: finished[left.stage_id]}) is None
+
+
+def test_a_skewed_task_its_device_cannot_hold_goes_to_the_device_with_the_most_room_for_it():
+    settings = AdaptiveSettings(skew_factor=2.0, skew_threshold=4 * MIB)
+    sizes = [MIB, 2 * MIB, 30 * MIB, MIB, 3 * MIB]
+    home = TaskRoom("cpu:0", 8 * MIB)
+    small, large = device_room("gpu:0", 80 * MIB), device_room("npu:0", 800 * MIB)
+    assert (small.bytes, large.bytes) == (10 * MIB, 100 * MIB)
+    moves, decisions = place_skewed_tasks(3, sizes, home, [small, large], settings)
+    assert moves == {2: "npu:0"}
+    assert [d.rule for d in decisions] == ["skewed task placement"]
+    assert decisions[0].detail.startswith("task 2 reads 30.0 MiB (median 2.0 MiB), over what a task may hold on "
+                                          "cpu:0 (8.0 MiB a task): it runs on npu:0 (100.0 MiB a task)")
+    # A device with no bound holds any task; no device that holds it: the task stays home.
+    assert place_skewed_tasks(3, sizes, home, [small, TaskRoom("cpu:1", None)], settings)[0] == {2: "cpu:1"}
+    assert place_skewed_tasks(3, sizes, home, [small], settings) == ({}, [])
+
+
+def test_a_task_is_moved_only_when_it_is_skewed_and_over_its_devices_room():
+    settings = AdaptiveSettings(skew_factor=2.0, skew_threshold=4 * MIB)
+    # Large but even: the stage's placement, not a task's, decides where such a stage runs.
+    assert oversized_tasks([20 * MIB] * 4, TaskRoom("cpu:0", 8 * MIB), settings) == []
+    # Skewed, but its device holds it.
+    assert oversized_tasks([MIB, MIB, 30 * MIB], TaskRoom("gpu:0", 64 * MIB), settings) == []
+    # Skewed by the factor but under the threshold.
+    assert oversized_tasks([MIB // 4, MIB // 4, 3 * MIB], TaskRoom("cpu:0", 2 * MIB), settings) == []
+    assert oversized_tasks([MIB, MIB, 30 * MIB], TaskRoom("cpu:0", 8 * MIB), settings) == [2]
+    assert oversized_tasks([MIB, MIB, 30 * MIB], TaskRoom("cpu:0", None), settings) == []
+    assert oversized_tasks([30 * MIB], TaskRoom("cpu:0", 8 * MIB), settings) == []
+    assert oversized_tasks([MIB, MIB, 30 * MIB], TaskRoom("cpu:0", 8 * MIB), AdaptiveSettings(enabled=False)) == []

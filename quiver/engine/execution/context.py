@@ -147,20 +147,26 @@ class ExecutionContext:
                 if inventory.get(c.device.kind.upper(), 0) >= 1 else c for c in candidates]
 
     def place(self, stage_id: int, root: PhysicalPlan,
-              actual_sizes: dict[int, tuple[int, int]] | None = None) -> StagePlacement:
-        """The device of every operator of one stage under `quiver.placement` (explain shows this)."""
-        return place_stage(stage_id, root, self.placement_candidates(), str(self.conf.get("quiver.placement")),
+              actual_sizes: dict[int, tuple[int, int]] | None = None, mode: str | None = None) -> StagePlacement:
+        """The device of every operator of one stage under `quiver.placement` (explain shows this), or under
+        `mode` where given."""
+        return place_stage(stage_id, root, self.placement_candidates(), mode or str(self.conf.get("quiver.placement")),
                            actual_sizes, concurrent_tasks=self.parallelism)
 
-    def _place(self, stage: Stage, actual_sizes: dict[int, tuple[int, int]]) -> dict[int, Any]:
-        """The scheduler's hook: executors for the operators of `stage` placed off the CPU, with the
-        finished stages' actual sizes in place of estimates."""
+    def _place(self, stage: Stage, actual_sizes: dict[int, tuple[int, int]], mode: str | None = None) -> dict[int, Any]:
+        """The scheduler's hook (a `StagePlacer`): executors for the operators of `stage` placed off the CPU,
+        with the finished stages' actual sizes in place of estimates. `mode` (a skewed task's other device)
+        is taken where `quiver.placement` is `cost` or `mode` is the CPU; a user's `cpu`, `gpu` or `npu` stands."""
         candidates = self.placement_candidates()
+        configured = str(self.conf.get("quiver.placement"))
+        if mode is not None and configured != "cost" and mode != "cpu":
+            mode = configured
         placed: dict[int, Any] = {}
         if len(candidates) > 1:
-            placement = self.place(stage.id, stage.root, actual_sizes)
-            self.last_placements[stage.id] = placement
-            log.info("%s", placement.describe())
+            placement = self.place(stage.id, stage.root, actual_sizes, mode)
+            if mode is None:
+                self.last_placements[stage.id] = placement
+                log.info("%s", placement.describe())
             by_label = {c.label: c.executor for c in candidates}
             placed = {id(node): by_label[str(device)] for node, device in device_paths(stage.root, placement)
                       if device.kind != "cpu"}

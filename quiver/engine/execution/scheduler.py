@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pyarrow as pa
 
@@ -60,11 +60,17 @@ from quiver.executors.cancellation import Cancellation, TaskCancelled
 from quiver.executors.cpu.shuffle import UNCUT, range_bounds
 from quiver.executors.memory import MemorySettings
 from quiver.planners.adaptive import (
+    HOLDS_INPUT,
     AdaptiveDecision,
     AdaptiveSettings,
     ShuffleStatistics,
+    TaskRoom,
     adapt_reads,
+    device_room,
+    oversized_tasks,
+    place_skewed_tasks,
     switch_join,
+    task_input_bytes,
     with_map_outputs,
 )
 from quiver.planners.physical.nodes import RangePartitioning, ShuffleReadExec
@@ -74,6 +80,18 @@ log = logging.getLogger("quiver.scheduler")
 
 R = TypeVar("R")
 _job_ids = itertools.count(1)
+# The kinds a skewed task may be placed on when its stage's device has no room for it.
+_TASK_DEVICE_KINDS = ("cpu", "gpu", "npu")
+
+
+class StagePlacer(Protocol):
+    """Where a stage's operators run: given the stage and the rows and bytes its finished parents wrote, the
+    executor of each operator (by node identity) placed off the default executor. `mode` asks for the stage
+    as it would be placed on one kind of device (`cpu`, `gpu`, `npu`), where the session's
+    `quiver.placement` allows it; None places it as that setting says."""
+
+    def __call__(self, stage: Stage, actual: dict[int, tuple[int, int]],
+                 mode: str | None = None) -> dict[int, Any]: ...
 
 
 @dataclass
@@ -283,19 +301,19 @@ class _Job:
     memory: MemorySettings = field(default_factory=MemorySettings)
     # Set when the job is cancelled: its tasks watch it.
     cancel: Cancellation = field(default_factory=Cancellation)
+    # Per stage, the placement of each task adaptive execution moved to another device (by partition).
+    task_placements: dict[int, dict[int, dict[int, Any]]] = field(default_factory=dict)
 
 
 class DAGScheduler:
     """Runs stage graphs on a runtime with one default (CPU) executor."""
 
     def __init__(self, runtime: Runtime, executor: Executor, max_failures: int = 4,
-                 placer: Callable[[Stage, dict[int, tuple[int, int]]], dict[int, Any]] | None = None,
+                 placer: StagePlacer | None = None,
                  job_record: type[JobMetrics] = JobMetrics):
         self.runtime = runtime
         self.executor = executor
         self.max_failures = max(1, max_failures)
-        # Given a stage and the rows and bytes its finished parents wrote, the executor of each
-        # operator (by node identity) placed off the default executor.
         self.placer = placer
         # What each job's metrics are recorded in: a session records them in a `ReportedJob` (engine/ui), which
         # can draw itself, without this layer knowing how.
@@ -390,26 +408,38 @@ class DAGScheduler:
                 log.warning("job listener %s failed on %s", type(listener).__name__, event, exc_info=True)
 
     def _stage_specs(self, stage: Stage, job: _Job, metrics: StageMetrics, finish) -> list[TaskSpec]:
-        placed = self._placement(stage, job, metrics)
+        placed = self._placement(stage, job)
+        moved = job.task_placements.get(stage.id, {})
         nodes = preorder(stage.root)
-        placement = tuple((i, placed[id(n)]) for i, n in enumerate(nodes) if id(n) in placed)
-        resources = _resources(placed.values())
-        metrics.resources = resources
-        self._tell("on_stage_start", job.metrics, metrics)
-        body = StageTask(stage.root, self.executor, finish, placement)
-        return [TaskSpec(stage.id, p, job.id, body, stage_inputs(stage.root, p, job.namespace),
-                         stage_outputs(stage.id, p, stage.output, job.namespace), resources, ansi=job.ansi,
-                         memory=job.memory)
-                for p in range(stage.num_partitions)]
+        bodies: dict[int, tuple[StageTask, TaskResources]] = {}
 
-    def _placement(self, stage: Stage, job: _Job, metrics: StageMetrics) -> dict[int, Any]:
+        def body_for(task_placed: dict[int, Any]) -> tuple[StageTask, TaskResources]:
+            key = id(task_placed)
+            if key not in bodies:
+                placement = tuple((i, task_placed[id(n)]) for i, n in enumerate(nodes) if id(n) in task_placed)
+                bodies[key] = StageTask(stage.root, self.executor, finish, placement), _resources(task_placed.values())
+            return bodies[key]
+
+        home = body_for(placed)
+        metrics.resources = home[1]
+        executors = [e for task_placed in (placed, *moved.values()) for e in task_placed.values()]
+        if executors:
+            metrics.devices = ("cpu:0", *sorted({str(e.device) for e in executors}))
+        self._tell("on_stage_start", job.metrics, metrics)
+        specs = []
+        for p in range(stage.num_partitions):
+            body, resources = body_for(moved[p]) if p in moved else home
+            specs.append(TaskSpec(stage.id, p, job.id, body, stage_inputs(stage.root, p, job.namespace),
+                                  stage_outputs(stage.id, p, stage.output, job.namespace), resources, ansi=job.ansi,
+                                  memory=job.memory))
+        return specs
+
+    def _placement(self, stage: Stage, job: _Job, mode: str | None = None) -> dict[int, Any]:
+        """The executors of the stage's operators placed off the CPU (`mode`: as `StagePlacer` takes it)."""
         if self.placer is None:
             return {}
         actual = {m.stage_id: (m.rows_written, m.bytes_written) for m in job.metrics.stages}
-        placed = self.placer(stage, actual)
-        if placed:
-            metrics.devices = ("cpu:0", *sorted({str(e.device) for e in placed.values()}))
-        return placed
+        return self.placer(stage, actual, mode) if mode is not None else self.placer(stage, actual)
 
     def _switch_joins(self, plan: _AdaptivePlan, job: _Job, settings: AdaptiveSettings) -> None:
         """Re-plan each stage not yet run whose shuffled join has a finished side small enough to broadcast
@@ -426,7 +456,7 @@ class DAGScheduler:
         if settings is None:
             return stage
         adapted, decisions = adapt_reads(stage, plan.finished, settings)
-        device = self._device_of(adapted, job) if decisions else None
+        device = _device_of(self._placement(adapted, job)) if decisions else None
         if device is not None:
             # Placed on a GPU or NPU, the stage's partitions are sized for that device's memory.
             label, free = device
@@ -435,19 +465,39 @@ class DAGScheduler:
         for decision in decisions:
             self._decided(job, decision)
         plan.stages[stage_id] = adapted
+        job.task_placements[stage_id] = self._skewed_task_placements(adapted, plan.finished, job, settings)
         return adapted
 
-    def _device_of(self, stage: Stage, job: _Job) -> tuple[str, int | None] | None:
-        """The device (its label and free memory, None where unbounded) the stage's operators would be placed
-        on, when one is not the CPU; None when all stay on the CPU."""
-        if self.placer is None:
-            return None
-        actual = {m.stage_id: (m.rows_written, m.bytes_written) for m in job.metrics.stages}
-        executors = list(self.placer(stage, actual).values())
-        if not executors:
-            return None
-        free = [f for f in (getattr(e, "free_bytes", lambda: None)() for e in executors) if f is not None]
-        return str(executors[0].device), (min(free) if free else None)
+    def _skewed_task_placements(self, stage: Stage, finished: dict[int, ShuffleStatistics], job: _Job,
+                                settings: AdaptiveSettings) -> dict[int, dict[int, Any]]:
+        """The placement of each task of `stage` that is skewed past what its device may hold, on the device
+        with the room for it (`place_skewed_tasks`), by partition; the decision is recorded."""
+        sizes = task_input_bytes(stage, finished) if self.placer is not None else None
+        if sizes is None:
+            return {}
+        home_placed = self._placement(stage, job)
+        home = self._room(home_placed, settings)
+        if not oversized_tasks(sizes, home, settings):
+            return {}
+        options: dict[str, tuple[TaskRoom, dict[int, Any]]] = {}
+        for kind in _TASK_DEVICE_KINDS:
+            placed = self._placement(stage, job, kind)
+            room = self._room(placed, settings)
+            if room.device != home.device and room.device not in options and _holds_input_on(stage, placed, kind):
+                options[room.device] = (room, placed)
+        moves, decisions = place_skewed_tasks(stage.id, sizes, home, [room for room, _ in options.values()],
+                                              settings)
+        for decision in decisions:
+            self._decided(job, decision)
+        return {task: options[label][1] for task, label in moves.items()}
+
+    def _room(self, placed: dict[int, Any], settings: AdaptiveSettings) -> TaskRoom:
+        """What one task of a stage placed as `placed` may read on its device: a GPU's or NPU's free memory
+        share, else a concurrent CPU task's share of the memory budget."""
+        device = _device_of(placed)
+        if device is None:
+            return TaskRoom(str(self.executor.device), settings.max_partition_bytes)
+        return device_room(*device)
 
     def _decided(self, job: _Job, decision: AdaptiveDecision) -> None:
         job.metrics.adaptive.append(decision.describe())
@@ -602,6 +652,30 @@ class DAGScheduler:
             f"most recent failure: {type(error).__name__}: {error}", spec.stage_id, spec.partition, attempts)
         exc.__cause__ = error
         return exc
+
+
+def _device_of(placed: dict[int, Any]) -> tuple[str, int | None] | None:
+    """The GPU or NPU (its label and free memory, None where unbounded) a stage's operators are placed on;
+    None when all stay on the CPU (Quiver's executor or a native fragment's)."""
+    executors = [e for e in placed.values() if e.device.kind != "cpu"]
+    if not executors:
+        return None
+    free = [f for f in (getattr(e, "free_bytes", lambda: None)() for e in executors) if f is not None]
+    return str(executors[0].device), (min(free) if free else None)
+
+
+def _holds_input_on(stage: Stage, placed: dict[int, Any], kind: str) -> bool:
+    """Whether every operator of `stage` that holds its input (a join's hash table, an aggregate's, a sort's
+    runs) runs on a device of `kind` as `placed` places them (the CPU: none placed on a GPU or NPU)."""
+    holders = [n for n in stage.root.walk() if isinstance(n, HOLDS_INPUT)]
+    if not holders:
+        return False
+
+    def on(node: Any) -> str:
+        executor = placed.get(id(node))
+        return "cpu" if executor is None else executor.device.kind
+
+    return all(on(n) == kind for n in holders)
 
 
 def _task_devices(spec: TaskSpec) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ tests/compat/test_adaptive.py)."""
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,77 @@ def test_a_stage_placed_on_a_device_gets_partitions_sized_for_that_device(spark)
     # On the CPU, the reduce side is cut for both cores; on the device, into one partition its memory holds.
     assert cpu_job.stages[-1].tasks > 1 and gpu_job.stages[-1].tasks == 1
     assert any("sized for gpu:0" in line for line in gpu_job.adaptive), gpu_job.adaptive
+
+
+
+def _gpu_profile(tmp_path: Path, memory_bytes: int, link_bytes_per_s: float | None = None) -> str:
+    """The path of a GPU profile like the shipped H100's with `memory_bytes` of memory and, where given, a host
+    link of that speed (so slow that the cost model keeps a stage on the CPU)."""
+    from importlib import resources
+
+    profile = json.loads(resources.files("quiver.executors").joinpath("profiles", "nvidia-h100.json")
+                         .read_text(encoding="utf-8"))
+    profile.update(name="test-gpu", memory_bytes=memory_bytes)
+    if link_bytes_per_s is not None:
+        profile.update(host_to_device_bytes_per_s=link_bytes_per_s, device_to_host_bytes_per_s=link_bytes_per_s)
+    path = tmp_path / "gpu.json"
+    path.write_text(json.dumps(profile), encoding="utf-8")
+    return str(path)
+
+
+# 30% of the rows hold key 0, so a sort by the key puts them in one range partition no split can cut.
+_SKEWED_SORT = {"spark__sql__adaptive__skewJoin__skewedPartitionThresholdInBytes": "256k",
+                "spark__sql__adaptive__skewJoin__skewedPartitionFactor": "2",
+                "spark__sql__adaptive__advisoryPartitionSizeInBytes": "256k",
+                "spark__sql__shuffle__partitions": "8"}
+
+
+def _skewed_sort(spark):
+    return (spark.range(0, 400_000, numPartitions=4)
+            .withColumn("k", F.when(F.col("id") % 10 < 3, F.lit(0)).otherwise(F.col("id") % 997))
+            .orderBy("k"))
+
+
+def _sort_tasks(job) -> dict[int, tuple[str, ...]]:
+    """The devices of each task of the job's sort stage (its last), by partition."""
+    last = job.stages[-1].stage_id
+    return {t.partition: t.devices for t in job.tasks if t.stage_id == last and t.error is None}
+
+
+def _keys_and_ids(rows) -> tuple[list[int], list[int]]:
+    return [r.k for r in rows], sorted(r.id for r in rows)
+
+
+def test_a_skewed_task_over_a_cpu_tasks_share_of_the_budget_runs_on_the_gpu_that_holds_it(spark, tmp_path):
+    with _aqe(spark, True, **_SKEWED_SORT, quiver__memory__limit="8m"):
+        on_cpu = _keys_and_ids(_skewed_sort(spark).collect())
+    # The GPU's link is so slow that the cost model keeps the sort on the CPU, but its memory holds the skewed task.
+    with _aqe(spark, True, **_SKEWED_SORT, quiver__memory__limit="8m", quiver__devices="cpu,gpu:emulated",
+              quiver__profile__gpu=_gpu_profile(tmp_path, 72_000_000_000, link_bytes_per_s=1e5)):
+        moved = _keys_and_ids(_skewed_sort(spark).collect())
+        job = spark.lastJob()
+    assert moved == on_cpu and on_cpu[0] == sorted(on_cpu[0])
+    devices = _sort_tasks(job)
+    assert [p for p, d in devices.items() if d == ("gpu:0 (emulated)",)] == [0], devices
+    assert all(d == ("cpu:0",) for p, d in devices.items() if p != 0)
+    line = next(line for line in job.adaptive if "skewed task placement" in line)
+    assert "over what a task may hold on cpu:0 (1.0 MiB a task): it runs on gpu:0 (emulated)" in line
+    with _aqe(spark, False, **_SKEWED_SORT, quiver__memory__limit="8m", quiver__devices="cpu,gpu:emulated",
+              quiver__profile__gpu=_gpu_profile(tmp_path, 72_000_000_000, link_bytes_per_s=1e5)):
+        _skewed_sort(spark).collect()
+        assert all(d == ("cpu:0",) for d in _sort_tasks(spark.lastJob()).values())
+
+
+def test_a_skewed_task_a_small_gpu_cannot_hold_runs_on_the_cpu(spark, tmp_path):
+    small = {**_SKEWED_SORT, "quiver__devices": "cpu,gpu:emulated",
+             "quiver__profile__gpu": _gpu_profile(tmp_path, 12_000_000),
+             "spark__sql__adaptive__coalescePartitions__enabled": "false"}
+    with _aqe(spark, True, **small):
+        rows = _keys_and_ids(_skewed_sort(spark).collect())
+        job = spark.lastJob()
+    with _aqe(spark, True, **_SKEWED_SORT):
+        assert rows == _keys_and_ids(_skewed_sort(spark).collect())
+    devices = _sort_tasks(job)
+    assert devices[0] == ("cpu:0",) and all(d == ("gpu:0 (emulated)",) for p, d in devices.items() if p != 0), devices
+    assert any("it runs on cpu:0" in line for line in job.adaptive), job.adaptive
+    assert job.stages[-1].fallbacks == 0

@@ -536,13 +536,18 @@ def task_input_bytes(stage: Stage, finished: Mapping[int, ShuffleStatistics]) ->
     return totals
 
 
-def oversized_tasks(sizes: list[int], home: TaskRoom, settings: AdaptiveSettings) -> list[int]:
-    """The tasks that are skewed (over skewedPartitionFactor times the median and
-    skewedPartitionThresholdInBytes, as Spark's skew join reads them) and read more than `home` holds."""
+def skewed_tasks(sizes: list[int], settings: AdaptiveSettings) -> list[int]:
+    """The tasks that are skewed: over skewedPartitionFactor times the median and
+    skewedPartitionThresholdInBytes, as Spark's skew join reads them."""
     if not settings.enabled or len(sizes) < 2:
         return []
     limit = max(settings.skew_threshold, settings.skew_factor * _median(sizes))
-    return [task for task, size in enumerate(sizes) if size > limit and not home.holds(size)]
+    return [task for task, size in enumerate(sizes) if size > limit]
+
+
+def oversized_tasks(sizes: list[int], home: TaskRoom, settings: AdaptiveSettings) -> list[int]:
+    """The skewed tasks (`skewed_tasks`) that read more than `home` holds."""
+    return [task for task in skewed_tasks(sizes, settings) if not home.holds(sizes[task])]
 
 
 def place_skewed_tasks(stage_id: int, sizes: list[int], home: TaskRoom, others: list[TaskRoom],
@@ -566,5 +571,5 @@ def place_skewed_tasks(stage_id: int, sizes: list[int], home: TaskRoom, others: 
 
 __all__ = ["HOLDS_INPUT", "AdaptiveDecision", "AdaptiveSettings", "BlockRange", "ShuffleStatistics", "TaskRoom",
            "adapt_reads", "coalesce_target", "device_room", "initial_partitions", "oversized_tasks",
-           "place_skewed_tasks", "routed_reads", "split_sizes", "switch_join", "task_input_bytes",
+           "place_skewed_tasks", "routed_reads", "skewed_tasks", "split_sizes", "switch_join", "task_input_bytes",
            "with_map_outputs"]

@@ -69,6 +69,7 @@ from quiver.planners.adaptive import (
     device_room,
     oversized_tasks,
     place_skewed_tasks,
+    skewed_tasks,
     switch_join,
     task_input_bytes,
     with_map_outputs,
@@ -239,13 +240,19 @@ class _AdaptivePlan:
         self.finished: dict[int, ShuffleStatistics] = {}
         self.run: list[Stage] = []
         self._dropped: set[int] = set()
+        # `_needed` for the stages as they were when it was last worked out (the stages themselves, so that
+        # a rewritten stage, a new object, is seen), and each stage's reads.
+        self._needed_for: tuple[Stage, ...] = ()
+        self._needed_ids: set[int] = set()
+        self._reads: dict[int, tuple[Stage, set[int]]] = {}
 
     def finish(self, stage: Stage, stats: ShuffleStatistics) -> None:
         """`stage` ran and wrote `stats`: the stages still to run read the map outputs it really wrote."""
         self.finished[stage.id] = stats
         self.run.append(stage)
         for stage_id in self.pending():
-            self.stages[stage_id] = with_map_outputs(self.stages[stage_id], stats)
+            if stage.id in self.reads_of(stage_id):
+                self.stages[stage_id] = with_map_outputs(self.stages[stage_id], stats)
 
     def needed(self, stage_id: int) -> bool:
         """Whether the result still depends on `stage_id` (a stage merged into another, or below an empty
@@ -253,6 +260,9 @@ class _AdaptivePlan:
         return stage_id in self._needed()
 
     def _needed(self) -> set[int]:
+        current = tuple(self.stages.values())
+        if len(current) == len(self._needed_for) and all(a is b for a, b in zip(current, self._needed_for)):
+            return self._needed_ids
         needed: set[int] = set()
         todo = [self.result_id]
         while todo:
@@ -260,8 +270,17 @@ class _AdaptivePlan:
             if stage_id in needed:
                 continue
             needed.add(stage_id)
-            todo.extend(_reads(self.stages[stage_id]))
+            todo.extend(self.reads_of(stage_id))
+        self._needed_for, self._needed_ids = current, needed
         return needed
+
+    def reads_of(self, stage_id: int) -> set[int]:
+        """The stages whose blocks stage `stage_id`, as it stands now, reads."""
+        stage = self.stages[stage_id]
+        known = self._reads.get(stage_id)
+        if known is None or known[0] is not stage:
+            known = self._reads[stage_id] = (stage, _reads(stage))
+        return known[1]
 
     def pending(self) -> list[int]:
         """Stages not yet run that the result still needs, in run order."""
@@ -273,7 +292,7 @@ class _AdaptivePlan:
 
     def unread(self) -> list[int]:
         """Finished stages no pending stage reads: their blocks may go (each named once)."""
-        read = {r for s in self.pending() for r in _reads(self.stages[s])}
+        read = {r for s in self.pending() for r in self.reads_of(s)}
         out = [s for s in self.finished if s not in read and s not in self._dropped]
         self._dropped.update(out)
         return out
@@ -473,7 +492,7 @@ class DAGScheduler:
         """The placement of each task of `stage` that is skewed past what its device may hold, on the device
         with the room for it (`place_skewed_tasks`), by partition; the decision is recorded."""
         sizes = task_input_bytes(stage, finished) if self.placer is not None else None
-        if sizes is None:
+        if sizes is None or not skewed_tasks(sizes, settings):
             return {}
         home_placed = self._placement(stage, job)
         home = self._room(home_placed, settings)

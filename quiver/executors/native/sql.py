@@ -247,25 +247,39 @@ def _scan(plan: P.ScanExec, partition: int | None) -> str:
     if partition is None:
         return f"SELECT {columns}"
     selects = []
-    for piece in pieces:
-        path = "'" + piece.file.path.replace("'", "''") + "'"
+    for file_path, groups in _file_ranges(pieces):
+        path = "'" + file_path.replace("'", "''") + "'"
         query = f"SELECT {columns} FROM read_parquet({path}, file_row_number = true)"
-        if piece.row_groups is not None:
-            meta = read_metadata(piece.file.path)
+        if groups is not None:
+            meta = read_metadata(file_path)
             starts = [0]
             for i in range(meta.num_row_groups):
                 starts.append(starts[-1] + meta.row_group(i).num_rows)
-            groups = sorted(piece.row_groups)
             if not groups:
                 continue
-            if groups != list(range(groups[0], groups[-1] + 1)):
-                raise Untranslatable("row groups that are not contiguous")
             query += f" WHERE file_row_number >= {starts[groups[0]]} AND file_row_number < {starts[groups[-1] + 1]}"
         selects.append(query)
     if not selects:
         empty = ", ".join(f"{literal(None, a.dtype)} AS {quoted(a.internal_name)}" for a in plan.attributes)
         return f"SELECT {empty or '1 AS _'} WHERE FALSE"
     return " UNION ALL ".join(selects)
+
+
+def _file_ranges(pieces: list[Any]) -> list[tuple[str, list[int] | None]]:
+    """The split's pieces as (file, its contiguous row groups; None: the whole file), a piece that continues
+    the one before it in the same file merged into it, so DuckDB opens each file once per range."""
+    ranges: list[tuple[str, list[int] | None]] = []
+    for piece in pieces:
+        groups = None if piece.row_groups is None else sorted(piece.row_groups)
+        if groups and groups != list(range(groups[0], groups[-1] + 1)):
+            raise Untranslatable("row groups that are not contiguous")
+        if ranges and groups and ranges[-1][0] == piece.file.path:
+            before = ranges[-1][1]
+            if before and before[-1] + 1 == groups[0]:
+                ranges[-1] = (piece.file.path, before + groups)
+                continue
+        ranges.append((piece.file.path, groups))
+    return ranges
 
 
 def _reads_as(stored: Any, dtype: T.DataType) -> bool:

@@ -70,3 +70,15 @@ def test_a_case_when_whose_branches_share_its_type_is_pinned_to_it():
     widened = E.CaseWhen((E.IsNull(TAG),), (SMALL,), E.Literal(2**40, T.LongType()))
     with pytest.raises(Untranslatable, match="differ in type"):
         expression(widened)
+
+
+def test_a_splits_pieces_of_one_file_are_read_as_one_range_where_they_continue_each_other():
+    from quiver.connectors.files import DataFile, FilePiece
+    from quiver.executors.native.sql import _file_ranges
+
+    a, b = DataFile("/data/a.parquet", 100), DataFile("/data/b.parquet", 100)
+    pieces = [FilePiece(a, (0, 1)), FilePiece(a, (2,)), FilePiece(a, (4, 5)), FilePiece(b, None), FilePiece(b, (0,))]
+    assert _file_ranges(pieces) == [("/data/a.parquet", [0, 1, 2]), ("/data/a.parquet", [4, 5]),
+                                    ("/data/b.parquet", None), ("/data/b.parquet", [0])]
+    with pytest.raises(Untranslatable, match="not contiguous"):
+        _file_ranges([FilePiece(a, (0, 2))])

@@ -566,6 +566,43 @@ class DataFrame:
     def collect(self) -> list[Row]:
         return table_to_rows(self.toArrow())
 
+    # ---------------------------------------------------------- Arrow interchange
+
+    def __arrow_c_schema__(self) -> Any:
+        """The result's Arrow schema, as `toArrow()` gives it, through the Arrow PyCapsule interface, without
+        running the query: `pyarrow.schema(df)`."""
+        return pa.schema([pa.field(a.name, a.dtype.to_arrow()) for a in self._plan.output]).__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The result as an Arrow C stream (the Arrow PyCapsule interface): any Arrow consumer reads a
+        DataFrame without a copy, e.g. `pyarrow.table(df)`, `polars.DataFrame(df)`, or DuckDB's
+        `SELECT * FROM df` over a Python variable `df`. Runs the query, as `toArrow()` does.
+
+        >>> import pyarrow as pa
+        >>> pa.table(spark.range(2)).column("id").to_pylist()
+        [0, 1]
+        """
+        return self.toArrow().__arrow_c_stream__(requested_schema)
+
+    def toPolars(self) -> Any:
+        """The result as a Polars DataFrame (the `polars` package), from its Arrow result without a copy where
+        Polars' layouts allow. Polars needs distinct column names.
+
+        >>> spark.range(3).toPolars().height
+        3
+        """
+        try:
+            import polars as pl
+        except ImportError as e:
+            raise ImportError("toPolars() needs the polars package: pip install polars") from e
+        names = self.columns
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise AnalysisException(f"toPolars() needs distinct column names, and {', '.join(repeated)} "
+                                    f"appear more than once in {names}; rename them first (withColumnRenamed, "
+                                    "alias, or toDF with new names)")
+        return pl.from_arrow(self.toArrow())
+
     def toLocalIterator(self, prefetchPartitions: bool = False) -> Iterable[Row]:
         return iter(self.collect())
 

@@ -77,6 +77,9 @@ def _schema_arg(schema: Any) -> T.DataType | None:
 
 
 def _from_frame(data: Any) -> pa.Table | None:
+    """`data` as an Arrow table where it is tabular: Arrow itself, a pandas DataFrame (without its index),
+    or anything exporting the Arrow PyCapsule interface (a Polars DataFrame, a DuckDB relation, a
+    RecordBatchReader, another engine's table); None for rows."""
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, pa.RecordBatch):
@@ -84,9 +87,14 @@ def _from_frame(data: Any) -> pa.Table | None:
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is a dependency
-        return None
-    if isinstance(data, pd.DataFrame):
+        pd = None
+    if pd is not None and isinstance(data, pd.DataFrame):
         return pa.Table.from_pandas(data, preserve_index=False)
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.table(data)
+    if hasattr(data, "__arrow_c_array__"):
+        batch = pa.record_batch(data)
+        return pa.Table.from_batches([batch])
     return None
 
 
@@ -97,7 +105,9 @@ def normalize_table(table: pa.Table) -> pa.Table:
         target = T.from_arrow(f.type).to_arrow()
         if col.type != target:
             if pa.types.is_dictionary(col.type):
-                col = col.cast(col.type.value_type)
+                # Decoded by the values in their Spark layout (Arrow takes from no string view, Polars' strings).
+                col = pa.chunked_array([chunk.dictionary.cast(target).take(chunk.indices) for chunk in col.chunks],
+                                       target)
             col = col.cast(target)
         arrays.append(col)
         fields.append(pa.field(f.name, target, True))

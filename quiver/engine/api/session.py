@@ -313,7 +313,14 @@ class Session:
 
     def createDataFrame(self, data: Any, schema: Any = None, samplingRatio: float | None = None,
                         verifySchema: bool = True) -> DataFrame:
-        """A DataFrame from pandas, an Arrow table, or a list of tuples / dicts / Rows."""
+        """A DataFrame from rows (tuples, dicts, Rows), a pandas DataFrame, or tabular data of any library that
+        exports the Arrow PyCapsule interface (a pyarrow Table or RecordBatchReader, a Polars DataFrame, a
+        DuckDB relation), its columns taking the Spark types of their Arrow types.
+
+        >>> import polars as pl
+        >>> spark.createDataFrame(pl.DataFrame({"a": [1, 2]})).collect()
+        [Row(a=1), Row(a=2)]
+        """
         table = to_arrow_table(data, schema)
         types = declared_types(schema, table.num_columns) or [T.from_arrow(f.type) for f in table.schema]
         attrs = tuple(

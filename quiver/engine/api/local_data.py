@@ -106,8 +106,9 @@ def normalize_table(table: pa.Table) -> pa.Table:
         if col.type != target:
             if pa.types.is_dictionary(col.type):
                 # Decoded by the values in their Spark layout (Arrow takes from no string view, Polars' strings).
-                col = pa.chunked_array([chunk.dictionary.cast(target).take(chunk.indices) for chunk in col.chunks],
-                                       target)
+                chunks: list[Any] = list(col.chunks)
+                decoded = [c.dictionary.cast(target).take(c.indices) for c in chunks]
+                col = pa.chunked_array(decoded or [pa.array([], target)])
             col = col.cast(target)
         arrays.append(col)
         fields.append(pa.field(f.name, target, True))

@@ -10,6 +10,7 @@ import dataclasses
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,7 +26,7 @@ from quiver.engine.api.readwriter import DataFrameReader
 from quiver.engine.api.udf import UDFRegistration
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
-from quiver.engine.core.conf import RuntimeConfig
+from quiver.engine.core.conf import RuntimeConfig, canonical_key
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import AttributeRef, new_expr_id
 from quiver.engine.core.storage_level import StorageLevel
@@ -68,12 +69,18 @@ class _Builder:
         return self
 
     def getOrCreate(self) -> Session:
+        """The active session, with this builder's conf set on it, or a new one. As in PySpark, an active
+        session keeps its master: asking for another warns and returns it (stop() it first to change)."""
         with _lock:
             active = Session._active
             if active is not None and not active._stopped:
                 for k, v in self._options.items():
-                    if k not in ("quiver.master", "spark.master"):
+                    if canonical_key(k) != "quiver.master":
                         active.conf.set(k, v)
+                    elif str(v) != active.master:
+                        warnings.warn(f"the active session runs on master {active.master!r}, so getOrCreate() "
+                                      f"returns it and ignores master {str(v)!r}; call spark.stop() first to "
+                                      "start a session on another master", UserWarning, stacklevel=2)
                 return active
             session = Session(self._options)
             Session._active = session
@@ -200,6 +207,9 @@ class Session:
         default_master = _submit_master or os.environ.get("QUIVER_MASTER", "local[*]")
         self.master = str(self.conf.get("quiver.master", default_master))
         self.app_name = str(self.conf.get("quiver.app.name", "quiver"))
+        # Read back as Spark answers them: spark.conf.get("spark.master") is the master the session runs on.
+        self.conf.set("quiver.master", self.master)
+        self.conf.set("quiver.app.name", self.app_name)
         self._context = ExecutionContext(self.conf, open_runtime(self.master, self.conf), job_record=ReportedJob)
         self._context.scheduler.listeners.append(ProgressListener(self.conf))
         self._catalog = SessionCatalog(self._context.cache)

@@ -20,6 +20,7 @@ APP = textwrap.dedent("""
 
     spark = quiver.Session.builder.appName("from-the-app").getOrCreate()
     print("master", spark.sparkContext.master)
+    print("conf master", spark.conf.get("spark.master"))
     print("partitions", spark.conf.get("spark.sql.shuffle.partitions"))
     print("name", spark.conf.get("spark.app.name"))
     print("args", sys.argv[1:])
@@ -42,10 +43,20 @@ def test_the_application_gets_master_and_conf_from_the_command_line(tmp_path):
                  str(app), "one", "--two")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert "master local[2]" in lines and "partitions 3" in lines
+    assert "master local[2]" in lines and "conf master local[2]" in lines and "partitions 3" in lines
     assert "name from-the-app" in lines  # what the application sets itself wins, as with spark-submit
     assert "args ['one', '--two']" in lines
     assert "rows [(0, 34), (1, 33), (2, 33)]" in lines
+
+
+def test_an_application_that_sets_no_master_reads_the_one_it_runs_on(tmp_path):
+    app = tmp_path / "app.py"
+    app.write_text(APP)
+    env = {k: v for k, v in os.environ.items() if k != "QUIVER_MASTER"}
+    out = subprocess.run([sys.executable, "-m", "quiver.engine.tools.submit", str(app)], cwd=REPO,
+                         capture_output=True, text=True, timeout=180, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "conf master local[*]" in out.stdout.splitlines()
 
 
 def test_a_sql_file_runs_each_statement_and_prints_results(tmp_path):

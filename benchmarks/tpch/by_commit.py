@@ -37,7 +37,8 @@ assert quiver.__file__.startswith(layout), quiver.__file__
 from benchmarks.tpch.datagen import ensure_tables
 from benchmarks.tpch.queries import QUERY_NUMBERS, sql_text
 paths = ensure_tables(sf)
-spark = quiver.Session.builder.master("local[2]").config("spark.sql.shuffle.partitions", "4").getOrCreate()
+spark = (quiver.Session.builder.master("local[2]").config("spark.sql.shuffle.partitions", "4")
+         .config("quiver.ui.progress", "false").getOrCreate())  # stdout carries the answers
 
 def timed(n):
     started = time.perf_counter()
@@ -57,7 +58,7 @@ print(f"geomean {{geomean:.3f}} " + " ".join(f"q{{n}}={{t:.3f}}" for n, t in tim
 _SERVER = _PRELUDE + """
 print("ready", flush=True)
 for line in sys.stdin:
-    print(timed(int(line)), flush=True)
+    print(f"@seconds {timed(int(line))}", flush=True)
 """
 
 
@@ -86,7 +87,7 @@ def interleaved(commits: list[str], sf: float, repeat: int) -> dict[str, dict[in
                     child = children[commit]
                     child.stdin.write(f"{n}\n")
                     child.stdin.flush()
-                    seconds = float(child.stdout.readline())
+                    seconds = _answer(child)
                     if rep:
                         times[commit].setdefault(n, []).append(seconds)
     finally:
@@ -94,6 +95,17 @@ def interleaved(commits: list[str], sf: float, repeat: int) -> dict[str, dict[in
             child.stdin.close()
             child.wait()
     return {c: {n: statistics.median(ts) for n, ts in by_query.items()} for c, by_query in times.items()}
+
+
+def _answer(child: subprocess.Popen) -> float:
+    """The seconds a server child answers, past whatever else the engine at that commit printed (an older
+    commit's DuckDB fragments drew DuckDB's progress bar on stdout)."""
+    while True:
+        line = child.stdout.readline()
+        if not line:
+            raise RuntimeError("a timing child ended without answering")
+        if "@seconds " in line:
+            return float(line.rsplit("@seconds ", 1)[1])
 
 
 def _layout(commit: str) -> Path:

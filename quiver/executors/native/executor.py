@@ -141,6 +141,8 @@ def connection() -> Any:
     con = getattr(_local, "duckdb", None)
     if con is None:
         con = duckdb.connect(config={"threads": 1, "preserve_insertion_order": False})
+        # DuckDB's own progress bar would print into the user's output under Quiver's (a fragment past 2 s).
+        con.execute("SET enable_progress_bar = false")
         known = {row[0] for row in con.execute("SELECT name FROM duckdb_optimizers()").fetchall()}
         con.execute(f"SET disabled_optimizers = '{','.join(o for o in DISABLED_OPTIMIZERS if o in known)}'")
         _local.duckdb = con

@@ -217,3 +217,9 @@ def test_under_a_small_budget_a_fragment_gives_the_same_answer_and_leaves_no_spi
     # (the session folder's owner marker stays, for the sweep of folders that crashed processes left).
     left = [f for _, _, files in os.walk(spill_root) for f in files if f != "owner"]
     assert left == []
+
+
+def test_a_fragments_connection_prints_nothing_of_its_own():
+    from quiver.executors.native.executor import connection
+
+    assert connection().execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False

@@ -58,7 +58,7 @@ print(f"geomean {{geomean:.3f}} " + " ".join(f"q{{n}}={{t:.3f}}" for n, t in tim
 _SERVER = _PRELUDE + """
 print("ready", flush=True)
 for line in sys.stdin:
-    print(f"@seconds {timed(int(line))}", flush=True)
+    print(f"@seconds {{timed(int(line))}}", flush=True)
 """
 
 

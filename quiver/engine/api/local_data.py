@@ -93,8 +93,7 @@ def _from_frame(data: Any) -> pa.Table | None:
     if hasattr(data, "__arrow_c_stream__"):
         return pa.table(data)
     if hasattr(data, "__arrow_c_array__"):
-        batch = pa.record_batch(data)
-        return pa.Table.from_batches([batch])
+        return pa.Table.from_batches([pa.record_batch(data)])
     return None
 
 

@@ -206,9 +206,8 @@ class Session:
         self.conf = RuntimeConfig(options)
         default_master = _submit_master or os.environ.get("QUIVER_MASTER", "local[*]")
         self.master = str(self.conf.get("quiver.master", default_master))
-        # Read back as Spark answers them: spark.conf.get("spark.master") is the master the session runs on.
+        # Read back as Spark answers it: spark.conf.get("spark.master") is the master the session runs on.
         self.conf.set("quiver.master", self.master)
-        self.conf.set("quiver.app.name", str(self.conf.get("quiver.app.name", "quiver")))
         self._context = ExecutionContext(self.conf, open_runtime(self.master, self.conf), job_record=ReportedJob)
         self._context.scheduler.listeners.append(ProgressListener(self.conf))
         self._catalog = SessionCatalog(self._context.cache)

@@ -37,6 +37,7 @@ ALIASES.update({f"{prefix}fs.s3a.{hadoop}": f"quiver.s3.{ours}"
                 for hadoop, ours in _S3A_KEYS.items() for prefix in ("spark.hadoop.", "")})
 
 DEFAULTS: dict[str, str] = {
+    "quiver.app.name": "quiver",
     "quiver.sql.shuffle.partitions": "8",
     "quiver.sql.autoBroadcastJoinThreshold": str(10 * 1024 * 1024),
     "quiver.sql.join.broadcastByCostMaxBytes": "1g",

@@ -322,6 +322,9 @@ class _Job:
     cancel: Cancellation = field(default_factory=Cancellation)
     # Per stage, the placement of each task adaptive execution moved to another device (by partition).
     task_placements: dict[int, dict[int, dict[int, Any]]] = field(default_factory=dict)
+    # Per (stage id, mode), the stage as last placed and its placement: adaptive execution and the stage's
+    # tasks ask for the same stage's placement, which costs a placement search and the fragments' translation.
+    placements: dict[tuple[int, str | None], tuple[Stage, dict[int, Any]]] = field(default_factory=dict)
 
 
 class DAGScheduler:
@@ -454,11 +457,17 @@ class DAGScheduler:
         return specs
 
     def _placement(self, stage: Stage, job: _Job, mode: str | None = None) -> dict[int, Any]:
-        """The executors of the stage's operators placed off the CPU (`mode`: as `StagePlacer` takes it)."""
+        """The executors of the stage's operators placed off the CPU (`mode`: as `StagePlacer` takes it), worked
+        out once per version of the stage."""
         if self.placer is None:
             return {}
+        known = job.placements.get((stage.id, mode))
+        if known is not None and known[0] is stage:
+            return known[1]
         actual = {m.stage_id: (m.rows_written, m.bytes_written) for m in job.metrics.stages}
-        return self.placer(stage, actual, mode) if mode is not None else self.placer(stage, actual)
+        placed = self.placer(stage, actual, mode)
+        job.placements[(stage.id, mode)] = (stage, placed)
+        return placed
 
     def _switch_joins(self, plan: _AdaptivePlan, job: _Job, settings: AdaptiveSettings) -> None:
         """Re-plan each stage not yet run whose shuffled join has a finished side small enough to broadcast

@@ -154,7 +154,7 @@ def connection() -> Any:
 #   reordered, DuckDB may join two broadcast sides first on a key that fans out (TPC-H Q5's nation keys).
 # - partial_aggregate_pushdown: without join_order's cardinality estimates DuckDB takes a Parquet scan for
 #   empty and pre-aggregates the probe side below the join by its key, a hash aggregate over every row the
-#   join then mostly drops (TPC-H Q3's lineitem fragment ran twice as long).
+#   join then mostly drops (TPC-H Q3 took 1.25x as long: benchmarks/RESULTS.md, 2026-12-07 fourth session).
 DISABLED_OPTIMIZERS = ("join_order", "partial_aggregate_pushdown")
 
 

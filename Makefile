@@ -8,6 +8,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip uninstall --quiet --yes quiver 2>/dev/null || true  # the distribution's name before quiver-dataflow
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

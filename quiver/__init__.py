@@ -17,6 +17,7 @@ from quiver.engine.api.udf import udf
 from quiver.engine.api.window import Window, WindowSpec
 from quiver.engine.core.errors import AnalysisException, ParseException, QuiverError
 from quiver.engine.core.row import Row
+from quiver._version import __version__
 from quiver.pyspark_modules import use_as_pyspark
 
 SparkSession = Session
@@ -24,5 +25,5 @@ SparkSession = Session
 __all__ = [
     "Session", "SparkSession", "DataFrame", "Column", "GroupedData", "Row", "Window", "WindowSpec",
     "StorageLevel", "functions", "types", "AnalysisException", "ParseException", "QuiverError",
-    "udf", "resource", "use_as_pyspark",
+    "udf", "resource", "use_as_pyspark", "__version__",
 ]

@@ -116,7 +116,7 @@ def _driver() -> Any:
         import adbc_driver_postgresql.dbapi as dbapi
     except ImportError as e:
         raise JdbcError("the jdbc connector needs the ADBC PostgreSQL driver: "
-                        "pip install adbc-driver-postgresql adbc-driver-manager") from e
+                        "pip install \"quiver-dataflow[postgres]\" (the adbc-driver-postgresql and adbc-driver-manager packages)") from e
     return dbapi
 
 

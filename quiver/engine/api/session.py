@@ -251,9 +251,10 @@ class Session:
 
     @property
     def version(self) -> str:
-        from importlib.metadata import version
+        """The release of Quiver this session runs (`quiver.__version__`)."""
+        from quiver._version import __version__
 
-        return version("quiver")
+        return __version__
 
     def lastJob(self) -> ReportedJob:
         """The last job this session ran: its stages, task attempts (worker, device, times, rows, bytes) and

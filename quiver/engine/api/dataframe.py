@@ -6,6 +6,7 @@ column name fails on the line that names it, as in PySpark; actions plan and run
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, overload
 
@@ -19,6 +20,7 @@ from quiver.engine.api.grouped import GroupedData
 from quiver.engine.api.readwriter import DataFrameWriter
 from quiver.engine.api.sampling import DataFrameStatFunctions, random_split, sample, sample_by
 from quiver.engine.api.udf import map_in_batches
+from quiver.engine.api.unsupported import missing_member
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
@@ -44,15 +46,12 @@ from quiver.engine.core.expressions import (
 )
 from quiver.engine.core.row import Row
 from quiver.engine.core.storage_level import StorageLevel
-from quiver.engine.execution.query_execution import QueryExecution, explain_mode
-from quiver.engine.sql.expressions import parse_expression
-from quiver.engine.ui.display import format_value, html_table, show_string
-from quiver.engine.ui.plan_graph import explain_graph
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from quiver.engine.api.session import Session
+    from quiver.engine.execution.query_execution import QueryExecution
 
 
 def _flatten(cols: tuple) -> list:
@@ -85,6 +84,8 @@ class DataFrame:
 
     def _execution(self) -> QueryExecution:
         """A fresh execution of this DataFrame's plan, kept as its last so `explain("cost")` can show its run."""
+        from quiver.engine.execution.query_execution import QueryExecution
+
         self._last_execution = QueryExecution(self._session._context, self._plan)
         return self._last_execution
 
@@ -127,8 +128,14 @@ class DataFrame:
                 raise AttributeError(name)
             if any(a.name == name for a in self._plan.output):
                 return Column(self._resolve_column(name))
+            missing = missing_member("DataFrame", name)
+            if missing is not None:
+                raise missing
+            methods = [m for m in dir(type(self)) if not m.startswith("_")]
+            close = difflib.get_close_matches(name, methods + self.columns, n=1, cutoff=0.75)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
             raise AttributeError(
-                f"'DataFrame' object has no attribute '{name}'. Columns: {', '.join(self.columns)}"
+                f"'DataFrame' object has no attribute '{name}'.{hint} Columns: {', '.join(self.columns)}"
             )
 
     def _resolve_column(self, name: str) -> Expr:
@@ -151,6 +158,8 @@ class DataFrame:
         return self._with(L.Project(self._plan, exprs))
 
     def selectExpr(self, *exprs: str) -> DataFrame:
+        from quiver.engine.sql.expressions import parse_expression  # sqlglot, only where SQL text is given
+
         return self.select(*[Column(parse_expression(e)) for e in _flatten(exprs)])
 
     def withColumn(self, colName: str, col: Column) -> DataFrame:
@@ -215,6 +224,8 @@ class DataFrame:
 
     def filter(self, condition: Column | str) -> DataFrame:
         if isinstance(condition, str):
+            from quiver.engine.sql.expressions import parse_expression
+
             cond = parse_expression(condition)
         elif isinstance(condition, Column):
             cond = condition.expr
@@ -512,6 +523,8 @@ class DataFrame:
                      Alias(AggregateFunction("min", (a,)), f"min{i}"),
                      Alias(AggregateFunction("max", (a,)), f"max{i}")]
         row = self._with(L.Aggregate(self._plan, (), tuple(aggs))).collect()[0] if attrs else Row._make([], ())
+        from quiver.engine.ui.display import format_value
+
         rows = []
         for stat in stats:
             values = []
@@ -648,6 +661,8 @@ class DataFrame:
 
     def _show_string(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> str:
         table = self.limit(n + 1).toArrow() if n >= 0 else self.toArrow()
+        from quiver.engine.ui.display import show_string
+
         return show_string(table, self.schema, n, truncate, vertical)
 
     def explain(self, extended: bool | str | None = None, mode: str | None = None, *,
@@ -659,11 +674,15 @@ class DataFrame:
 
         >>> counts = df.groupBy("k").count(); rows = counts.collect(); counts.explain("cost")
         """
+        from quiver.engine.execution.query_execution import QueryExecution, explain_mode
+
         chosen = explain_mode(extended, mode)
         if path is not None and chosen != "graph":
             raise ConfigurationError(f"explain(path=...) is for mode='graph', not mode={chosen!r}")
         qe = QueryExecution(self._session._context, self._plan, describe_only=True)
         if chosen == "graph":
+            from quiver.engine.ui.plan_graph import explain_graph
+
             explain_graph(qe, path)
             return
         last = self._last_execution
@@ -708,6 +727,8 @@ class DataFrame:
         conf = self._session.conf
         n = int(conf.get("quiver.sql.repl.eagerEval.maxNumRows"))
         truncate = int(conf.get("quiver.sql.repl.eagerEval.truncate"))
+        from quiver.engine.ui.display import html_table
+
         return html_table(self.limit(n + 1).toArrow(), self.schema, n, truncate)
 
 

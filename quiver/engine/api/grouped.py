@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from quiver.engine.analysis import builder
 from quiver.engine.api.column import Column, to_expr
+from quiver.engine.api.unsupported import attribute_error, missing_member
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import AggregateFunction, Alias, Expr, UnresolvedColumn
@@ -21,6 +22,11 @@ _DICT_FUNCTIONS = {
 
 class GroupedData:
     """Grouping keys waiting for aggregates."""
+
+    if not TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any:
+            """PySpark's GroupedData members Quiver lacks raise QuiverNotSupported, naming them."""
+            raise missing_member("GroupedData", name) or attribute_error("GroupedData", name)
 
     def __init__(self, df: DataFrame, keys: list[Expr], pivot: tuple[Expr, list] | None = None):
         self._df = df

@@ -5,8 +5,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from quiver.connectors.object_store import bind_settings
-from quiver.connectors.registry import file_sink, file_source, is_table_format, table_sink, table_source
+from quiver.engine.api.unsupported import attribute_error, missing_member
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.types import StructType, parse_schema
 
@@ -26,6 +25,11 @@ def _option_value(value: Any) -> Any:
 
 class DataFrameReader:
     """Builds a file `Source` from a format, options and an optional schema, as `spark.read` does."""
+
+    if not TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any:
+            """PySpark's DataFrameReader members Quiver lacks raise QuiverNotSupported, naming them."""
+            raise missing_member("DataFrameReader", name) or attribute_error("DataFrameReader", name)
 
     def __init__(self, session: Session):
         self._session = session
@@ -66,12 +70,17 @@ class DataFrameReader:
         if schema is not None:
             self.schema(schema)
         self.options(**options)
+        from quiver.connectors.registry import is_table_format  # connectors load with the first read or write
+
         if is_table_format(self._format):
             return self._load_table()
         if path is None:
             path = self._options.get("path")
         if path is None:
             raise AnalysisException(f"load() needs a path for data source '{self._format}'")
+        from quiver.connectors.object_store import bind_settings
+        from quiver.connectors.registry import file_source
+
         bind_settings(path, self._session.conf.getAll())
         source = file_source(self._format, path, self._options, self._schema)
         return self._session._dataframe_from_source(source)
@@ -118,6 +127,8 @@ class DataFrameReader:
     def _load_table(self, predicates: Sequence[str] | None = None) -> DataFrame:
         if self._schema is not None:
             raise AnalysisException(f"data source '{self._format}' does not allow a user-specified schema")
+        from quiver.connectors.registry import table_source
+
         return self._session._dataframe_from_source(table_source(self._format, self._options, predicates))
 
 
@@ -129,6 +140,11 @@ def _path_list(paths: Sequence[Any]) -> PathArg:
 
 class DataFrameWriter:
     """Builds a file `Sink` from a format, save mode, options and partition columns, as `df.write` does."""
+
+    if not TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any:
+            """PySpark's DataFrameWriter members Quiver lacks raise QuiverNotSupported, naming them."""
+            raise missing_member("DataFrameWriter", name) or attribute_error("DataFrameWriter", name)
 
     def __init__(self, df: DataFrame):
         self._df = df
@@ -174,6 +190,8 @@ class DataFrameWriter:
         if partitionBy is not None:
             self.partitionBy(partitionBy if isinstance(partitionBy, str) else tuple(partitionBy))
         self.options(**options)
+        from quiver.connectors.registry import is_table_format  # connectors load with the first read or write
+
         if is_table_format(self._format):
             self._save_table()
             return
@@ -181,6 +199,9 @@ class DataFrameWriter:
             path = self._options.get("path")
         if path is None:
             raise AnalysisException(f"save() needs a path for data source '{self._format}'")
+        from quiver.connectors.object_store import bind_settings
+        from quiver.connectors.registry import file_sink
+
         bind_settings(path, self._df._session.conf.getAll())
         sink = file_sink(self._format, path, self._mode, self._partition_by, self._options,
                          self._df.schema.to_arrow_schema())
@@ -212,6 +233,8 @@ class DataFrameWriter:
         """Write through a table sink, in at most its `max_tasks` tasks (jdbc's numPartitions)."""
         if self._partition_by:
             raise AnalysisException(f"data source '{self._format}' does not support partitionBy")
+        from quiver.connectors.registry import table_sink
+
         sink = table_sink(self._format, self._mode, self._options, self._df.schema)
         df = self._df if sink.max_tasks is None else self._df.coalesce(sink.max_tasks)
         self._df._session._execute_write(df, sink)

@@ -13,7 +13,7 @@ import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -24,19 +24,19 @@ from quiver.engine.api.dataframe import DataFrame
 from quiver.engine.api.local_data import declared_types, to_arrow_table
 from quiver.engine.api.readwriter import DataFrameReader
 from quiver.engine.api.udf import UDFRegistration
+from quiver.engine.api.unsupported import attribute_error, missing_member
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.conf import RuntimeConfig, canonical_key
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import AttributeRef, new_expr_id
 from quiver.engine.core.storage_level import StorageLevel
-from quiver.engine.execution.context import ExecutionContext, open_runtime
-from quiver.engine.execution.jobs import JobGroups, check_tag
-from quiver.engine.sql.statements import sql_to_plan
-from quiver.engine.ui.job_report import ReportedJob
-from quiver.engine.ui.progress import ProgressListener
-from quiver.planners.physical.nodes import PhysicalPlan
-from quiver.planners.placement import Candidate, StagePlacement
+
+if TYPE_CHECKING:
+    from quiver.engine.execution.jobs import JobGroups
+    from quiver.engine.ui.job_report import ReportedJob
+    from quiver.planners.physical.nodes import PhysicalPlan
+    from quiver.planners.placement import Candidate, StagePlacement
 
 _lock = threading.RLock()
 
@@ -96,6 +96,11 @@ class _BuilderDescriptor:
 
 class SparkContextShim:
     """The few `spark.sparkContext` members PySpark programs touch on a local session."""
+
+    if not TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any:
+            """PySpark's SparkContext members Quiver lacks raise QuiverNotSupported, naming them."""
+            raise missing_member("SparkContext", name) or attribute_error("SparkContext", name)
 
     def __init__(self, session: Session):
         self._session = session
@@ -167,10 +172,10 @@ class SparkContextShim:
 
     def addJobTag(self, tag: str) -> None:
         """Tag every job this thread starts with `tag`, for `cancelJobsWithTag`."""
-        self._jobs.local.job_tags.add(check_tag(tag, "Spark job tag"))
+        self._jobs.local.job_tags.add(_check_tag(tag, "Spark job tag"))
 
     def removeJobTag(self, tag: str) -> None:
-        self._jobs.local.job_tags.discard(check_tag(tag, "Spark job tag"))
+        self._jobs.local.job_tags.discard(_check_tag(tag, "Spark job tag"))
 
     def getJobTags(self) -> set[str]:
         return set(self._jobs.local.job_tags)
@@ -180,7 +185,7 @@ class SparkContextShim:
 
     def cancelJobsWithTag(self, tag: str) -> None:
         """Cancel the running jobs tagged `tag` by `addJobTag`."""
-        self._jobs.cancel_job_tag(check_tag(tag, "Spark job tag"))
+        self._jobs.cancel_job_tag(_check_tag(tag, "Spark job tag"))
 
 
 # What `quiver-submit` was given (--master, --conf): the defaults of the session the application
@@ -201,6 +206,11 @@ class Session:
     builder = _BuilderDescriptor()
     _active: Session | None = None
 
+    if not TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any:
+            """PySpark's SparkSession members Quiver lacks raise QuiverNotSupported, naming them."""
+            raise missing_member("SparkSession", name) or attribute_error("SparkSession", name)
+
     def __init__(self, options: dict[str, Any] | None = None):
         options = {**_submit_conf, **dict(options or {})}
         self.conf = RuntimeConfig(options)
@@ -208,6 +218,15 @@ class Session:
         self.master = str(self.conf.get("quiver.master", default_master))
         # Read back as Spark answers it: spark.conf.get("spark.master") is the master the session runs on.
         self.conf.set("quiver.master", self.master)
+        # The engine's layers load with the first session, not with `import quiver`.
+        from quiver.engine.execution.context import ExecutionContext, open_runtime
+        from quiver.engine.execution.memory import tune_allocator
+        from quiver.engine.ui.job_report import ReportedJob
+        from quiver.engine.ui.progress import ProgressListener
+
+        _warn_of_local_time_zone(self.conf)
+        if self.conf.flag("quiver.memory.tuneAllocator"):
+            tune_allocator()
         self._context = ExecutionContext(self.conf, open_runtime(self.master, self.conf), job_record=ReportedJob)
         self._context.scheduler.listeners.append(ProgressListener(self.conf))
         self._catalog = SessionCatalog(self._context.cache)
@@ -262,6 +281,8 @@ class Session:
         job = self._context.scheduler.last_job
         if job is None:
             raise QuiverError("no job has run in this session yet; run an action such as collect() or count() first")
+        from quiver.engine.ui.job_report import ReportedJob
+
         assert isinstance(job, ReportedJob), "this session's scheduler records its jobs as ReportedJob"
         return job
 
@@ -276,11 +297,11 @@ class Session:
         >>> spark.addTag("nightly"); spark.getTags()
         {'nightly'}
         """
-        self._context.scheduler.jobs.local.tags.add(check_tag(tag))
+        self._context.scheduler.jobs.local.tags.add(_check_tag(tag))
 
     def removeTag(self, tag: str) -> None:
         """Stop tagging this thread's operations with `tag` (nothing if it was not added)."""
-        self._context.scheduler.jobs.local.tags.discard(check_tag(tag))
+        self._context.scheduler.jobs.local.tags.discard(_check_tag(tag))
 
     def getTags(self) -> set[str]:
         """The tags this thread's operations get."""
@@ -293,7 +314,7 @@ class Session:
     def interruptTag(self, tag: str) -> list[str]:
         """Cancel the running operations tagged `tag`; their ids. Each raises `JobCancelledError` in the
         thread that started it; a Python UDF they were running is stopped (its worker process killed)."""
-        return self._context.scheduler.jobs.cancel_tag(check_tag(tag))
+        return self._context.scheduler.jobs.cancel_tag(_check_tag(tag))
 
     def interruptAll(self) -> list[str]:
         """Cancel every running operation of this session; their ids."""
@@ -370,6 +391,8 @@ class Session:
         [Row(one=1)]
         """
         with self._analysis():
+            from quiver.engine.sql.statements import sql_to_plan  # sqlglot, imported at the first query text
+
             plan = sql_to_plan(self._catalog, sqlQuery)
         return self._df(plan)
 
@@ -424,6 +447,11 @@ class Session:
 class Catalog:
     """`spark.catalog`: the session's temp views and their caching."""
 
+    if not TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any:
+            """PySpark's Catalog members Quiver lacks raise QuiverNotSupported, naming them."""
+            raise missing_member("Catalog", name) or attribute_error("Catalog", name)
+
     def __init__(self, catalog: SessionCatalog):
         self._catalog = catalog
 
@@ -451,3 +479,21 @@ class Catalog:
     def clearCache(self) -> None:
         """Uncache every cached DataFrame and view of the session."""
         self._catalog.cache.clear()
+
+
+def _check_tag(tag: str, what: str = "Spark session tag") -> str:
+    from quiver.engine.execution.jobs import check_tag
+
+    return check_tag(tag, what)
+
+
+def _warn_of_local_time_zone(conf: RuntimeConfig) -> None:
+    """Say once per session when the machine's zone is not UTC and the user named none: Spark would work in
+    the machine's zone, Quiver works in UTC."""
+    from quiver.engine.core.conf import UTC_ZONES, system_time_zone
+
+    zone = system_time_zone()
+    if not conf.is_set("spark.sql.session.timeZone") and zone.lower() not in UTC_ZONES:
+        warnings.warn(f"this machine's time zone is {zone}, where Spark's session time zone would default to; "
+                      "Quiver computes dates and times in UTC (spark.sql.session.timeZone=UTC)", UserWarning,
+                      stacklevel=4)

@@ -9,6 +9,7 @@ the cache of the plans users persisted. A `QueryExecution` runs one query in thi
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import logging
 import os
 import tempfile
@@ -29,7 +30,7 @@ from quiver.engine.execution.scheduler import DAGScheduler, JobMetrics
 from quiver.executors.base import Executor
 from quiver.executors.blocks import BlockStore, InProcessBlockStore
 from quiver.executors.cpu.executor import CpuExecutor
-from quiver.executors.cpu.hashing import load_kernels
+from quiver.executors.cpu.jit import after_first_kernel_call
 from quiver.executors.cpu.worker_pool import WORKERS, WorkerSettings
 from quiver.executors.memory import MemorySettings, process_memory
 from quiver.executors.native.executor import DuckDBExecutor, native_fragments
@@ -81,8 +82,7 @@ class ExecutionContext:
         if swept:
             log.info("removed %d spill folder(s) that processes which ended left behind", len(swept))
         self.attach_store_memory()
-        load_kernels()
-        release_compiler_pages()
+        after_first_kernel_call(release_compiler_pages)
 
     def memory_settings(self) -> MemorySettings:
         """The memory budget and spill root the conf names now (`quiver.memory.*`, `quiver.local.dir`)."""
@@ -183,11 +183,9 @@ class ExecutionContext:
         share = float(self.conf.get("quiver.native.maxOutputShare"))
         least = parse_size("quiver.native.minScanBytes", self.conf.get("quiver.native.minScanBytes"))
         if self._native is None or (self._native.max_output_share, self._native.min_scan_bytes) != (share, least):
-            try:
-                import duckdb  # noqa: F401
-            except ImportError as e:
+            if importlib.util.find_spec("duckdb") is None:  # found, not imported: a fragment imports it
                 raise ConfigurationError("quiver.native.engine is duckdb, which needs the duckdb package: "
-                                         "pip install duckdb (or set quiver.native.engine to none)") from e
+                                         "pip install duckdb (or set quiver.native.engine to none)")
             self._native = DuckDBExecutor(share, least)
         return self._native
 

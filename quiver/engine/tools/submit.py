@@ -70,7 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SubmitError as exc:
         print(f"quiver-submit: error: {exc}", file=sys.stderr)
         return 2
-    set_submit_defaults(args.master, conf)
+    # The application's process is Quiver's own, so the allocator is tuned for it unless the conf says not.
+    set_submit_defaults(args.master, {"quiver.memory.tuneAllocator": "true", **conf})
     if args.verbose:
         print(f"quiver-submit: master {args.master or '(the application’s)'}; conf {conf}", file=sys.stderr)
     try:

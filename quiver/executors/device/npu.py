@@ -9,8 +9,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import array_api_compat.numpy as numpy_namespace
-
 from quiver.engine.core.errors import ConfigurationError
 from quiver.executors.base import Device
 from quiver.executors.device.array_executor import ArrayExecutor
@@ -43,7 +41,7 @@ class NpuExecutor(ArrayExecutor):
     @classmethod
     def open(cls, index: int = 0, emulated: bool = False, memory_bytes: int | None = None) -> NpuExecutor:
         if emulated:
-            return cls(Device("npu", index, memory_bytes, emulated=True), numpy_namespace)
+            return cls(Device("npu", index, memory_bytes, emulated=True), _numpy_namespace())
         try:
             import array_api_compat.torch as torch_namespace
             import torch
@@ -73,3 +71,11 @@ class NpuExecutor(ArrayExecutor):
 
 
 __all__ = ["DeviceNamespace", "NpuExecutor"]
+
+
+def _numpy_namespace() -> Any:
+    """numpy as the array API namespace an emulated device computes with (imported when one opens: it takes
+    0.15 s, numpy's f2py and masked arrays among it)."""
+    import array_api_compat.numpy
+
+    return array_api_compat.numpy

@@ -43,6 +43,23 @@ from quiver.planners.stages import Stage, StageGraph
 log = logging.getLogger("quiver.placement")
 
 
+VALID_MASTERS = ("local, local[N], local[*] (threads in this process), ray (join the Ray instance running on this "
+                 "machine, or start one), ray://host:port (a Ray cluster through Ray Client) and ray:ADDRESS (an "
+                 "address as ray.init takes it, e.g. ray:auto, ray:10.0.0.5:6379)")
+
+
+def check_master(master: str) -> str:
+    """`master` as given if it names a runtime (a local or a ray master); else a ConfigurationError naming the
+    valid ones, so a command line can refuse it before anything starts."""
+    if parse_local_master(master, 1) is None and parse_ray_master(master) is None:
+        raise _unknown_master(master)
+    return master
+
+
+def _unknown_master(master: str) -> ConfigurationError:
+    return ConfigurationError(f"master {master!r} is not a master; valid masters are {VALID_MASTERS}")
+
+
 def open_runtime(master: str, conf: RuntimeConfig) -> Runtime:
     """The runtime a master names: threads for local masters, Ray workers for ray masters."""
     threads = parse_local_master(master, os.cpu_count() or 1)
@@ -50,11 +67,7 @@ def open_runtime(master: str, conf: RuntimeConfig) -> Runtime:
         return LocalRuntime(threads)
     address = parse_ray_master(master)
     if address is None:
-        raise ConfigurationError(
-            f"master {master!r} is not a master; valid masters are local, local[N], local[*] (threads in this "
-            "process), ray (join the Ray instance running on this machine, or start one), ray://host:port "
-            "(a Ray cluster through Ray Client) and ray:ADDRESS (an address as ray.init takes it, e.g. ray:auto, "
-            "ray:10.0.0.5:6379)")
+        raise _unknown_master(master)
     return RayRuntime.connect(address, conf)
 
 
@@ -208,4 +221,4 @@ class ExecutionContext:
                     c.executor.cache_drop(cache_key)
 
 
-__all__ = ["ExecutionContext", "open_runtime"]
+__all__ = ["VALID_MASTERS", "ExecutionContext", "check_master", "open_runtime"]

@@ -12,7 +12,6 @@ if os.environ.get("QUIVER_TUNE_ALLOCATOR") == "1":  # asked for: before pyarrow 
     tune_allocator()
 
 from quiver import functions, resource, types
-from quiver._version import __version__
 from quiver.engine.api.column import Column
 from quiver.engine.api.dataframe import DataFrame, StorageLevel
 from quiver.engine.api.grouped import GroupedData
@@ -21,6 +20,7 @@ from quiver.engine.api.udf import udf
 from quiver.engine.api.window import Window, WindowSpec
 from quiver.engine.core.errors import AnalysisException, ParseException, QuiverError
 from quiver.engine.core.row import Row
+from quiver.engine.core.version import __version__
 from quiver.pyspark_modules import use_as_pyspark
 
 SparkSession = Session

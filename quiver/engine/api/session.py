@@ -271,7 +271,7 @@ class Session:
     @property
     def version(self) -> str:
         """The release of Quiver this session runs (`quiver.__version__`)."""
-        from quiver._version import __version__
+        from quiver.engine.core.version import __version__
 
         return __version__
 

@@ -7,7 +7,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.core.errors import ConfigurationError, QuiverNotSupported
 
 ALIASES = {
     "spark.sql.shuffle.partitions": "quiver.sql.shuffle.partitions",
@@ -217,8 +217,6 @@ def parse_time_zone(key: str, value: Any) -> str:
     than accepted and ignored, which would shift every hour(), date_format() and cast by its offset."""
     text = str(value).strip()
     if text.lower() not in UTC_ZONES:
-        from quiver.engine.core.errors import QuiverNotSupported
-
         raise QuiverNotSupported(
             f"{key}={text!r}: Quiver computes dates and times in UTC only, so the session time zone can only be "
             f"UTC (or Etc/UTC, GMT, +00:00); convert with from_utc_timestamp(col, {text!r}) and "

@@ -46,6 +46,7 @@ from quiver.engine.core.expressions import (
 )
 from quiver.engine.core.row import Row
 from quiver.engine.core.storage_level import StorageLevel
+from quiver.engine.execution.jobs import action
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -572,10 +573,12 @@ class DataFrame:
 
     # ---------------------------------------------------------- actions
 
+    @action("toArrow")
     def toArrow(self) -> pa.Table:
         """The result as an Arrow table (columns and types as `schema`)."""
         return self._execution().to_table()
 
+    @action("collect")
     def collect(self) -> list[Row]:
         return table_to_rows(self.toArrow())
 
@@ -586,6 +589,7 @@ class DataFrame:
         running the query: `pyarrow.schema(df)`."""
         return pa.schema([pa.field(a.name, a.dtype.to_arrow()) for a in self._plan.output]).__arrow_c_schema__()
 
+    @action("__arrow_c_stream__")
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """The result as an Arrow C stream (the Arrow PyCapsule interface): any Arrow consumer reads a
         DataFrame without a copy, e.g. `pyarrow.table(df)`, `polars.DataFrame(df)`, or DuckDB's
@@ -597,6 +601,7 @@ class DataFrame:
         """
         return self.toArrow().__arrow_c_stream__(requested_schema)
 
+    @action("toPolars")
     def toPolars(self) -> Any:
         """The result as a Polars DataFrame (the `polars` package), from its Arrow result without a copy where
         Polars' layouts allow. Polars needs distinct column names.
@@ -616,9 +621,11 @@ class DataFrame:
                                     "alias, or toDF with new names)")
         return pl.from_arrow(self.toArrow())
 
+    @action("toLocalIterator")
     def toLocalIterator(self, prefetchPartitions: bool = False) -> Iterable[Row]:
         return iter(self.collect())
 
+    @action("toPandas")
     def toPandas(self) -> pd.DataFrame:
         table = self.toArrow()
         names = table.column_names
@@ -626,10 +633,12 @@ class DataFrame:
         frame.columns = names
         return frame
 
+    @action("count")
     def count(self) -> int:
         counted = self._with(L.Aggregate(self._plan, (), (Alias(AggregateFunction("count", ()), "count"),)))
         return int(counted.toArrow().column(0)[0].as_py())
 
+    @action("take")
     def take(self, num: int) -> list[Row]:
         return self.limit(num).collect()
 
@@ -639,22 +648,27 @@ class DataFrame:
     @overload
     def head(self, n: int) -> list[Row]: ...
 
+    @action("head")
     def head(self, n: int | None = None) -> Row | None | list[Row]:
         if n is None:
             rows = self.take(1)
             return rows[0] if rows else None
         return self.take(n)
 
+    @action("first")
     def first(self) -> Row | None:
         return self.head()
 
+    @action("tail")
     def tail(self, num: int) -> list[Row]:
         rows = self.collect()
         return rows[-num:] if num else []
 
+    @action("isEmpty")
     def isEmpty(self) -> bool:
         return len(self.take(1)) == 0
 
+    @action("show")
     def show(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> None:
 
         print(self._show_string(n, truncate, vertical))
@@ -721,6 +735,7 @@ class DataFrame:
         """As mapInArrow, with each batch a pandas.DataFrame."""
         return self._with(map_in_batches(self._plan, func, schema, "pandas", profile, barrier))
 
+    @action("show")
     def _repr_html_(self) -> str:
         """The first rows as an HTML table with each column's type (Jupyter shows this for a DataFrame);
         `spark.sql.repl.eagerEval.maxNumRows` and `.truncate` set how many rows and characters per cell."""

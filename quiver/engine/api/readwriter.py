@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 from quiver.engine.api.unsupported import attribute_error, missing_member
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.types import StructType, parse_schema
+from quiver.engine.execution.jobs import action
 
 if TYPE_CHECKING:
     from quiver.engine.api.dataframe import DataFrame
@@ -190,22 +191,21 @@ class DataFrameWriter:
         if partitionBy is not None:
             self.partitionBy(partitionBy if isinstance(partitionBy, str) else tuple(partitionBy))
         self.options(**options)
-        from quiver.connectors.registry import is_table_format  # connectors load with the first read or write
+        from quiver.connectors.object_store import bind_settings  # connectors load with the first read or write
+        from quiver.connectors.registry import file_sink, is_table_format
 
-        if is_table_format(self._format):
-            self._save_table()
-            return
-        if path is None:
-            path = self._options.get("path")
-        if path is None:
-            raise AnalysisException(f"save() needs a path for data source '{self._format}'")
-        from quiver.connectors.object_store import bind_settings
-        from quiver.connectors.registry import file_sink
-
-        bind_settings(path, self._df._session.conf.getAll())
-        sink = file_sink(self._format, path, self._mode, self._partition_by, self._options,
-                         self._df.schema.to_arrow_schema())
-        self._df._session._execute_write(self._df, sink)
+        with action(f"write.{self._format}"):
+            if is_table_format(self._format):
+                self._save_table()
+                return
+            if path is None:
+                path = self._options.get("path")
+            if path is None:
+                raise AnalysisException(f"save() needs a path for data source '{self._format}'")
+            bind_settings(path, self._df._session.conf.getAll())
+            sink = file_sink(self._format, path, self._mode, self._partition_by, self._options,
+                             self._df.schema.to_arrow_schema())
+            self._df._session._execute_write(self._df, sink)
 
     def parquet(self, path: str | os.PathLike, mode: str | None = None,
                 partitionBy: str | Sequence[str] | None = None, compression: str | None = None) -> None:

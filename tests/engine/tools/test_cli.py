@@ -9,8 +9,16 @@ import pyarrow
 import pytest
 
 import quiver
+from quiver.engine.api.session import Session
 from quiver.engine.execution.query_execution import EXPLAIN_MODES
 from quiver.engine.tools import cli
+
+
+@pytest.fixture(autouse=True)
+def own_session(monkeypatch):
+    """Each command builds and stops its own session, as in a fresh process: the session other tests share is set
+    aside (and back after), so the command neither reuses its master nor stops it."""
+    monkeypatch.setattr(Session, "_active", None)
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

@@ -44,6 +44,8 @@ from quiver.engine.core.errors import AnalysisException, ConfigurationError, Qui
 OBJECT_SCHEMES = ("s3", "s3a", "s3n")
 # Schemes pyarrow has a file system of its own for (its FileSystem.from_uri); fsspec is asked for the rest.
 PYARROW_SCHEMES = ("gs", "gcs", "abfs", "abfss", "hdfs", "viewfs")
+# Of those, the ones whose file system takes paths below the host (`/key`), not `bucket/key`.
+HOST_RELATIVE_SCHEMES = ("hdfs", "viewfs")
 ENDPOINT_KEY = "quiver.s3.endpoint"
 ACCESS_KEY_KEY = "quiver.s3.accessKey"
 SECRET_KEY_KEY = "quiver.s3.secretKey"
@@ -255,7 +257,10 @@ def uri_of(reference: str, fs_path: str) -> str:
     """The URI of `fs_path`, a path that `reference`'s file system listed."""
     if "://" in fs_path:  # fsspec's HTTP file system lists whole URLs
         return normalize_path(fs_path)
-    return f"{normalize_path(reference).partition('://')[0]}://{fs_path.lstrip('/')}"
+    scheme, _, rest = normalize_path(reference).partition("://")
+    if scheme in HOST_RELATIVE_SCHEMES and _opened_by_pyarrow(scheme, rest.partition("/")[0]):
+        return f"{scheme}://{rest.partition('/')[0]}/{fs_path.lstrip('/')}"
+    return f"{scheme}://{fs_path.lstrip('/')}"
 
 
 def resolve(path: str | os.PathLike) -> tuple[pafs.FileSystem, str]:
@@ -279,8 +284,7 @@ def _other_filesystem(scheme: str, authority: str) -> tuple[pafs.FileSystem, Any
     if scheme in PYARROW_SCHEMES:
         try:
             fs, _ = pafs.FileSystem.from_uri(f"{scheme}://{authority}/")
-            return fs, lambda uri: uri.split("://", 1)[1] if scheme not in ("hdfs", "viewfs") else \
-                "/" + uri.split("://", 1)[1].partition("/")[2]
+            return fs, functools.partial(_pyarrow_path, scheme)
         except (OSError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
             failure = e  # a pyarrow built without it, or libhdfs missing: fsspec may still open it
     try:
@@ -300,6 +304,17 @@ def _other_filesystem(scheme: str, authority: str) -> tuple[pafs.FileSystem, Any
     except (ImportError, ValueError) as e:  # fsspec knows the scheme, its implementation is not installed
         raise ConfigurationError(f"the {scheme}:// file system needs a package fsspec could not import: {e}") from e
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), lambda uri: url_to_fs(uri)[1]
+
+
+def _pyarrow_path(scheme: str, uri: str) -> str:
+    """The path within pyarrow's file system of `uri`: `bucket/key`, or `/key` below an HDFS host."""
+    rest = uri.split("://", 1)[1]
+    return "/" + rest.partition("/")[2] if scheme in HOST_RELATIVE_SCHEMES else rest
+
+
+def _opened_by_pyarrow(scheme: str, authority: str) -> bool:
+    """Whether `scheme://authority` resolved to pyarrow's own file system (not fsspec's)."""
+    return not isinstance(_other_filesystem(scheme, authority)[0], pafs.PyFileSystem)
 
 
 def location_of(path: str) -> str:

@@ -5,7 +5,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from quiver.engine.api.unsupported import attribute_error, missing_member
+from quiver.engine.api.unsupported import PySparkMembers
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.types import StructType, parse_schema
 from quiver.engine.execution.jobs import action
@@ -24,13 +24,10 @@ def _option_value(value: Any) -> Any:
     return value
 
 
-class DataFrameReader:
+class DataFrameReader(PySparkMembers):
     """Builds a file `Source` from a format, options and an optional schema, as `spark.read` does."""
 
-    if not TYPE_CHECKING:
-        def __getattr__(self, name: str) -> Any:
-            """PySpark's DataFrameReader members Quiver lacks raise QuiverNotSupported, naming them."""
-            raise missing_member("DataFrameReader", name) or attribute_error("DataFrameReader", name)
+    _pyspark_name = "DataFrameReader"
 
     def __init__(self, session: Session):
         self._session = session
@@ -139,13 +136,10 @@ def _path_list(paths: Sequence[Any]) -> PathArg:
     return list(paths)
 
 
-class DataFrameWriter:
+class DataFrameWriter(PySparkMembers):
     """Builds a file `Sink` from a format, save mode, options and partition columns, as `df.write` does."""
 
-    if not TYPE_CHECKING:
-        def __getattr__(self, name: str) -> Any:
-            """PySpark's DataFrameWriter members Quiver lacks raise QuiverNotSupported, naming them."""
-            raise missing_member("DataFrameWriter", name) or attribute_error("DataFrameWriter", name)
+    _pyspark_name = "DataFrameWriter"
 
     def __init__(self, df: DataFrame):
         self._df = df

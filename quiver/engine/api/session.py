@@ -24,16 +24,16 @@ from quiver.engine.api.dataframe import DataFrame
 from quiver.engine.api.local_data import declared_types, to_arrow_table
 from quiver.engine.api.readwriter import DataFrameReader
 from quiver.engine.api.udf import UDFRegistration
-from quiver.engine.api.unsupported import attribute_error, missing_member
+from quiver.engine.api.unsupported import PySparkMembers
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
-from quiver.engine.core.conf import RuntimeConfig, canonical_key
+from quiver.engine.core.conf import UTC_ZONES, RuntimeConfig, canonical_key, system_time_zone
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import AttributeRef, new_expr_id
 from quiver.engine.core.storage_level import StorageLevel
+from quiver.engine.execution.jobs import JobGroups, check_tag
 
 if TYPE_CHECKING:
-    from quiver.engine.execution.jobs import JobGroups
     from quiver.engine.ui.job_report import ReportedJob
     from quiver.planners.physical.nodes import PhysicalPlan
     from quiver.planners.placement import Candidate, StagePlacement
@@ -94,13 +94,10 @@ class _BuilderDescriptor:
         return _Builder()
 
 
-class SparkContextShim:
+class SparkContextShim(PySparkMembers):
     """The few `spark.sparkContext` members PySpark programs touch on a local session."""
 
-    if not TYPE_CHECKING:
-        def __getattr__(self, name: str) -> Any:
-            """PySpark's SparkContext members Quiver lacks raise QuiverNotSupported, naming them."""
-            raise missing_member("SparkContext", name) or attribute_error("SparkContext", name)
+    _pyspark_name = "SparkContext"
 
     def __init__(self, session: Session):
         self._session = session
@@ -172,10 +169,10 @@ class SparkContextShim:
 
     def addJobTag(self, tag: str) -> None:
         """Tag every job this thread starts with `tag`, for `cancelJobsWithTag`."""
-        self._jobs.local.job_tags.add(_check_tag(tag, "Spark job tag"))
+        self._jobs.local.job_tags.add(check_tag(tag, "Spark job tag"))
 
     def removeJobTag(self, tag: str) -> None:
-        self._jobs.local.job_tags.discard(_check_tag(tag, "Spark job tag"))
+        self._jobs.local.job_tags.discard(check_tag(tag, "Spark job tag"))
 
     def getJobTags(self) -> set[str]:
         return set(self._jobs.local.job_tags)
@@ -185,7 +182,7 @@ class SparkContextShim:
 
     def cancelJobsWithTag(self, tag: str) -> None:
         """Cancel the running jobs tagged `tag` by `addJobTag`."""
-        self._jobs.cancel_job_tag(_check_tag(tag, "Spark job tag"))
+        self._jobs.cancel_job_tag(check_tag(tag, "Spark job tag"))
 
 
 # What `quiver-submit` was given (--master, --conf): the defaults of the session the application
@@ -200,16 +197,13 @@ def set_submit_defaults(master: str | None, conf: dict[str, Any]) -> None:
     _submit_master, _submit_conf = master, dict(conf)
 
 
-class Session:
+class Session(PySparkMembers):
     """A Quiver session; use `Session.builder...getOrCreate()`."""
 
     builder = _BuilderDescriptor()
     _active: Session | None = None
 
-    if not TYPE_CHECKING:
-        def __getattr__(self, name: str) -> Any:
-            """PySpark's SparkSession members Quiver lacks raise QuiverNotSupported, naming them."""
-            raise missing_member("SparkSession", name) or attribute_error("SparkSession", name)
+    _pyspark_name = "SparkSession"
 
     def __init__(self, options: dict[str, Any] | None = None):
         options = {**_submit_conf, **dict(options or {})}
@@ -297,11 +291,11 @@ class Session:
         >>> spark.addTag("nightly"); spark.getTags()
         {'nightly'}
         """
-        self._context.scheduler.jobs.local.tags.add(_check_tag(tag))
+        self._context.scheduler.jobs.local.tags.add(check_tag(tag))
 
     def removeTag(self, tag: str) -> None:
         """Stop tagging this thread's operations with `tag` (nothing if it was not added)."""
-        self._context.scheduler.jobs.local.tags.discard(_check_tag(tag))
+        self._context.scheduler.jobs.local.tags.discard(check_tag(tag))
 
     def getTags(self) -> set[str]:
         """The tags this thread's operations get."""
@@ -314,7 +308,7 @@ class Session:
     def interruptTag(self, tag: str) -> list[str]:
         """Cancel the running operations tagged `tag`; their ids. Each raises `JobCancelledError` in the
         thread that started it; a Python UDF they were running is stopped (its worker process killed)."""
-        return self._context.scheduler.jobs.cancel_tag(_check_tag(tag))
+        return self._context.scheduler.jobs.cancel_tag(check_tag(tag))
 
     def interruptAll(self) -> list[str]:
         """Cancel every running operation of this session; their ids."""
@@ -444,13 +438,10 @@ class Session:
             raise
 
 
-class Catalog:
+class Catalog(PySparkMembers):
     """`spark.catalog`: the session's temp views and their caching."""
 
-    if not TYPE_CHECKING:
-        def __getattr__(self, name: str) -> Any:
-            """PySpark's Catalog members Quiver lacks raise QuiverNotSupported, naming them."""
-            raise missing_member("Catalog", name) or attribute_error("Catalog", name)
+    _pyspark_name = "Catalog"
 
     def __init__(self, catalog: SessionCatalog):
         self._catalog = catalog
@@ -481,17 +472,9 @@ class Catalog:
         self._catalog.cache.clear()
 
 
-def _check_tag(tag: str, what: str = "Spark session tag") -> str:
-    from quiver.engine.execution.jobs import check_tag
-
-    return check_tag(tag, what)
-
-
 def _warn_of_local_time_zone(conf: RuntimeConfig) -> None:
     """Say once per session when the machine's zone is not UTC and the user named none: Spark would work in
     the machine's zone, Quiver works in UTC."""
-    from quiver.engine.core.conf import UTC_ZONES, system_time_zone
-
     zone = system_time_zone()
     if not conf.is_set("spark.sql.session.timeZone") and zone.lower() not in UTC_ZONES:
         warnings.warn(f"this machine's time zone is {zone}, where Spark's session time zone would default to; "

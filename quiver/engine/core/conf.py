@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import difflib
+import functools
+import os
 import re
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -114,6 +117,7 @@ def canonical_key(key: str) -> str:
     return ALIASES.get(key, key)
 
 
+@functools.cache
 def known_keys() -> frozenset[str]:
     """Every `quiver.*` key the engine reads."""
     return frozenset(DEFAULTS) | OPTIONAL_KEYS | frozenset(_VALIDATORS)
@@ -124,9 +128,10 @@ def unknown_key_warning(key: str) -> str | None:
     Quiver does not use are kept and ignored, as Spark keeps keys it does not know), else the message with
     the closest known key."""
     canon = canonical_key(key)
-    if not canon.startswith("quiver.") or canon in known_keys():
+    known = known_keys()
+    if not canon.startswith("quiver.") or canon in known:
         return None
-    close = difflib.get_close_matches(canon, sorted(known_keys()), n=1, cutoff=0.8)
+    close = difflib.get_close_matches(canon, sorted(known), n=1, cutoff=0.8)
     hint = f"; did you mean {close[0]!r}?" if close else "; the README's Configuration section lists the keys"
     return f"unknown conf key {key!r} is kept but nothing reads it{hint}"
 
@@ -135,11 +140,8 @@ def system_time_zone() -> str:
     """The machine's time zone as a region ID (`Europe/Oslo`), as Spark's JVM takes its default zone: `$TZ`,
     else the zone /etc/localtime links to, else the offset Python sees (`+01:00`), `UTC` where none is known.
     A session says when it differs from UTC, the only zone Quiver computes in."""
-    import os
-    import time
-
     tz = os.environ.get("TZ", "").lstrip(":")
-    if tz and "/" in tz or tz in ("UTC", "GMT"):
+    if "/" in tz or tz in ("UTC", "GMT"):
         return tz
     try:
         target = os.path.realpath("/etc/localtime")

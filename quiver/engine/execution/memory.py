@@ -63,9 +63,6 @@ GLIBC_MMAP_THRESHOLD = 32 << 20  # glibc's largest allowed value on 64-bit
 GLIBC_TRIM_THRESHOLD = 64 << 20
 
 
-TUNE_ALLOCATOR_VARIABLE = "QUIVER_TUNE_ALLOCATOR"
-
-
 def tune_allocator() -> list[str]:
     """Apply the settings that can still take effect in this process; returns which were applied."""
     applied = []

@@ -34,12 +34,10 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
 
 
 def _splitmix_numpy(z: np.ndarray) -> np.ndarray:
-    """`splitmix64` of each value with numpy's wrapping uint64 arithmetic: the kernel's values, no numba."""
+    """`splitmix64` of each value with numpy's wrapping uint64 arithmetic: the kernel's own Python function
+    over the whole array, so the values are the kernel's, without numba."""
     with np.errstate(over="ignore"):
-        z = z + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+        return splitmix64.py_func(z)
 
 
 def _hash_binary_numpy(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
@@ -72,9 +70,9 @@ def _splitmix_into(x: np.ndarray, out: np.ndarray) -> None:
 @njit(cache=True, nogil=True)
 def _hash_binary(offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None:
     for i in range(out.shape[0]):
-        h = np.uint64(0xCBF29CE484222325)
+        h = _FNV_OFFSET
         for j in range(offsets[i], offsets[i + 1]):
-            h = (h ^ np.uint64(data[j])) * np.uint64(0x100000001B3)
+            h = (h ^ np.uint64(data[j])) * _FNV_PRIME
         out[i] = h
 
 

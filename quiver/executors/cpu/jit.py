@@ -1,7 +1,7 @@
 """Numba kernels compiled on their first call, with numba itself imported only then.
 
-`import numba` costs a quarter of a second and its first kernel load (even from the disk cache) more, which
-`import quiver` and a first small query should not pay: most small batches never reach a kernel (the
+`import numba` and its first kernel load (even from the disk cache) cost more than a whole small query,
+which `import quiver` and a first small query should not pay: most small batches never reach a kernel (the
 hashes of a few thousand rows are taken with numpy, `hashing.py`). `njit(...)` here stands in for
 `numba.njit(...)`: it returns a `LazyKernel`, and the first call of any lazy kernel imports numba, wraps
 every lazy kernel defined so far with the real `numba.njit` and puts the dispatchers where the proxies

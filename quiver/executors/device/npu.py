@@ -11,7 +11,7 @@ from typing import Any
 
 from quiver.engine.core.errors import ConfigurationError
 from quiver.executors.base import Device
-from quiver.executors.device.array_executor import ArrayExecutor
+from quiver.executors.device.array_executor import ArrayExecutor, numpy_namespace
 
 _CREATION = ("asarray", "zeros", "ones", "full", "empty", "arange", "zeros_like", "ones_like", "full_like",
              "empty_like", "eye", "linspace")
@@ -41,7 +41,7 @@ class NpuExecutor(ArrayExecutor):
     @classmethod
     def open(cls, index: int = 0, emulated: bool = False, memory_bytes: int | None = None) -> NpuExecutor:
         if emulated:
-            return cls(Device("npu", index, memory_bytes, emulated=True), _numpy_namespace())
+            return cls(Device("npu", index, memory_bytes, emulated=True), numpy_namespace())
         try:
             import array_api_compat.torch as torch_namespace
             import torch
@@ -72,10 +72,3 @@ class NpuExecutor(ArrayExecutor):
 
 __all__ = ["DeviceNamespace", "NpuExecutor"]
 
-
-def _numpy_namespace() -> Any:
-    """numpy as the array API namespace an emulated device computes with (imported when one opens: it takes
-    0.15 s, numpy's f2py and masked arrays among it)."""
-    import array_api_compat.numpy
-
-    return array_api_compat.numpy

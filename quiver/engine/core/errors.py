@@ -70,6 +70,10 @@ def not_supported(owner: str, name: str, version: str) -> QuiverNotSupported:
         f"what Quiver supports is listed in {SUPPORT_TABLE}")
 
 
+class SessionStoppedError(QuiverError, RuntimeError):
+    """A job asked of a session after `spark.stop()` (Spark: "Cannot call methods on a stopped SparkContext")."""
+
+
 class ConfigurationError(QuiverError, ValueError):
     """A conf key or option has a value outside what it accepts."""
 

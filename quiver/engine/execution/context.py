@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from quiver.engine.core.conf import RuntimeConfig, parse_size
-from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.core.errors import ConfigurationError, SessionStoppedError
 from quiver.engine.execution.devices import DeviceSet
 from quiver.engine.execution.memory import release_compiler_pages
 from quiver.engine.execution.query_execution import CacheManager
@@ -88,6 +88,8 @@ class ExecutionContext:
         self.last_placements: dict[int, StagePlacement] = {}
         self.cache = CacheManager(self)
         self._native: DuckDBExecutor | None = None
+        # Set by `shutdown`: a stopped session's runtime is gone, so its queries raise instead of half-running.
+        self.stopped = False
         # Open the configured devices now, so a wrong quiver.devices fails when the session starts.
         self.devices.candidates(conf.get("quiver.devices"), self._profile_names())
         # Spill folders of sessions that died (killed, crashed) under the same local dir go now.
@@ -124,6 +126,9 @@ class ExecutionContext:
                 ansi: bool = False) -> list[Any]:
         """Run one job on the scheduler, with user Python code where `quiver.python.*` says, in the query's
         ANSI mode."""
+        if self.stopped:
+            raise SessionStoppedError("this session was stopped (spark.stop()), so it runs no more jobs; "
+                                      "start another with Session.builder.getOrCreate()")
         self.configure_python_workers()
         self.attach_store_memory()
         return self.scheduler.run_job(graph, result_task, ansi=ansi, memory=self.memory_settings(),
@@ -138,6 +143,7 @@ class ExecutionContext:
 
     def shutdown(self) -> None:
         """Cancel running jobs, free the cache, stop the runtime and the Python workers."""
+        self.stopped = True
         self.scheduler.jobs.cancel_all("because SparkContext was shut down")
         self.cache.clear()
         self.runtime.shutdown()

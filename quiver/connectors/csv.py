@@ -25,7 +25,7 @@ from quiver.connectors.csv_quoting import QuotingCheck
 from quiver.connectors.csv_records import SPARK_CHARSETS, Quoting, Record, is_blank, parse_text, records
 from quiver.connectors.files import FilePiece, FileReadError, WholeFileReads, project_file_batch
 from quiver.connectors.object_store import open_input_stream
-from quiver.connectors.options import option_bool, option_char, option_choice, reject_options
+from quiver.connectors.options import option_bool, option_char, option_choice, option_time_zone, reject_options
 from quiver.connectors.paths import DataFile, file_uri
 from quiver.connectors.text_values import (
     TextKinds,
@@ -70,6 +70,8 @@ class CsvDialect:
     mode: str = "PERMISSIVE"
     multiline: bool = False
     encoding: str = "utf-8"
+    # The zone of timestamps written without an offset (the `timeZone` option; `spark.read` gives the session's).
+    time_zone: str = "UTC"
 
     @classmethod
     def from_options(cls, options: ReadOptions) -> CsvDialect:
@@ -95,6 +97,7 @@ class CsvDialect:
             mode=option_choice(options, "mode", MODES, "PERMISSIVE"),
             multiline=option_bool(options, "multiLine", False),
             encoding=encoding,
+            time_zone=option_time_zone(options, "CSV"),
         )
 
     def quoting(self) -> Quoting:
@@ -472,7 +475,7 @@ def _typed(
     Also the mask of rows with a value that did not parse (None when all did, or they were dropped)."""
     arrays, bad_rows = [], None
     for column, f in zip(text.columns, fields):
-        parsed, bad = parse_text_array(column, f.type)
+        parsed, bad = parse_text_array(column, f.type, dialect.time_zone)
         if bad is not None:
             if dialect.mode == "FAILFAST":
                 row = pc.index(bad, True).as_py()

@@ -27,10 +27,11 @@ from quiver.connectors.files import FilePiece, FileReadError, WholeFileReads, pr
 from quiver.connectors.json_schema import canonical_type, infer_value_type, infer_with_pyarrow, merge_types
 from quiver.connectors.json_writer import COMPRESSIONS, JsonFileWriter, JsonWriteOptions
 from quiver.connectors.object_store import open_binary, open_input_stream
-from quiver.connectors.options import option_bool, option_choice, reject_options
+from quiver.connectors.options import option_bool, option_choice, option_time_zone, reject_options
 from quiver.connectors.paths import DataFile, file_uri
 from quiver.connectors.text_values import parse_text_array
 from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.core.time_zones import zone_info
 from quiver.engine.core.types import from_arrow
 
 MODES = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
@@ -52,6 +53,8 @@ class JsonOptions:
 
     mode: str = "PERMISSIVE"
     corrupt_column: str = "_corrupt_record"
+    # The zone of timestamps written without an offset (the `timeZone` option; `spark.read` gives the session's).
+    time_zone: str = "UTC"
 
     @classmethod
     def from_options(cls, options: ReadOptions) -> JsonOptions:
@@ -66,6 +69,7 @@ class JsonOptions:
         return cls(
             mode=option_choice(options, "mode", MODES, "PERMISSIVE"),
             corrupt_column=str(options.get("columnnameofcorruptrecord", "_corrupt_record")),
+            time_zone=option_time_zone(options, "JSON"),
         )
 
 
@@ -192,7 +196,7 @@ def _fast_batches(path: str, fields: list[pa.Field]) -> Iterator[pa.RecordBatch]
 def _python_batches(path: str, fields: list[pa.Field], opts: JsonOptions, skip: int) -> Iterator[pa.RecordBatch]:
     """Batches parsed line by line with Spark's rules for every value; the first `skip` rows left out."""
     corrupt_at = next((i for i, f in enumerate(fields) if f.name == opts.corrupt_column), None)
-    converters = [_converter(f.type) for f in fields]
+    converters = [_converter(f.type, opts.time_zone) for f in fields]
     rows: list[list[Any]] = []
     # pyarrow stops at the first line it cannot take, so each row it gave came from one line.
     for number, line, objects in _records(path, skip):
@@ -209,10 +213,10 @@ def _python_batches(path: str, fields: list[pa.Field], opts: JsonOptions, skip: 
             if row is not None:
                 rows.append(row)
         if len(rows) >= _ROWS_PER_BATCH:
-            yield _to_batch(rows, fields)
+            yield _to_batch(rows, fields, opts.time_zone)
             rows = []
     if rows:
-        yield _to_batch(rows, fields)
+        yield _to_batch(rows, fields, opts.time_zone)
 
 
 def _malformed(path: str, number: int, line: str) -> FileReadError:
@@ -250,14 +254,14 @@ def _convert_row(
     return row
 
 
-def _to_batch(rows: list[list[Any]], fields: list[pa.Field]) -> pa.RecordBatch:
+def _to_batch(rows: list[list[Any]], fields: list[pa.Field], zone: str = "UTC") -> pa.RecordBatch:
     if not fields:
         return pa.RecordBatch.from_pydict({"_": [None] * len(rows)}).select([])
     arrays = []
     for i, f in enumerate(fields):
         values = [r[i] for r in rows]
         if pa.types.is_date(f.type) or pa.types.is_timestamp(f.type):
-            arrays.append(parse_text_array(pa.array(values, pa.string()), f.type)[0])
+            arrays.append(parse_text_array(pa.array(values, pa.string()), f.type, zone)[0])
         else:
             arrays.append(pa.array(values, f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
@@ -274,7 +278,7 @@ def _text_of(value: Any) -> str:
     return stdlib_json.dumps(value, ensure_ascii=False)
 
 
-def _converter(t: pa.DataType) -> Callable[[Any], Any]:
+def _converter(t: pa.DataType, zone: str = "UTC") -> Callable[[Any], Any]:
     """A function turning a parsed JSON value into a Python value of Arrow type `t`."""
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return lambda v: None if v is None else _text_of(v)
@@ -331,7 +335,7 @@ def _converter(t: pa.DataType) -> Callable[[Any], Any]:
         return to_text
     if pa.types.is_struct(t):
         names = [f.name for f in t]
-        convs = [_nested(f.type) for f in t]
+        convs = [_nested(f.type, zone) for f in t]
 
         def to_struct(v):
             if v is None:
@@ -341,7 +345,7 @@ def _converter(t: pa.DataType) -> Callable[[Any], Any]:
             return {n: c(v.get(n)) for n, c in zip(names, convs)}
         return to_struct
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        conv = _nested(t.value_type)
+        conv = _nested(t.value_type, zone)
 
         def to_list(v):
             if v is None:
@@ -351,7 +355,7 @@ def _converter(t: pa.DataType) -> Callable[[Any], Any]:
             return [conv(x) for x in v]
         return to_list
     if pa.types.is_map(t):
-        key, item = _converter(t.key_type), _nested(t.item_type)
+        key, item = _converter(t.key_type, zone), _nested(t.item_type, zone)
 
         def to_map(v):
             if v is None:
@@ -365,8 +369,9 @@ def _converter(t: pa.DataType) -> Callable[[Any], Any]:
     return lambda v: None
 
 
-def _nested(t: pa.DataType) -> Callable[[Any], Any]:
-    """A converter for values inside structs, arrays and maps (dates and timestamps parsed in Python)."""
+def _nested(t: pa.DataType, zone: str = "UTC") -> Callable[[Any], Any]:
+    """A converter for values inside structs, arrays and maps (dates and timestamps parsed in Python; a timestamp
+    without an offset is a wall-clock time in `zone`, the `timeZone` option)."""
     if pa.types.is_date(t):
         return lambda v: None if v is None else datetime.date.fromisoformat(str(v)[:10])
     if pa.types.is_timestamp(t):
@@ -374,8 +379,11 @@ def _nested(t: pa.DataType) -> Callable[[Any], Any]:
             if v is None:
                 return None
             ts = datetime.datetime.fromisoformat(str(v))
+            if ts.tzinfo is None and zone != "UTC":
+                ts = ts.replace(tzinfo=local)
             if ts.tzinfo is not None:
                 ts = ts.astimezone(datetime.timezone.utc).replace(tzinfo=None)
             return ts
+        local = zone_info(zone)
         return to_ts
-    return _converter(t)
+    return _converter(t, zone)

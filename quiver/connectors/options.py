@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from quiver.connectors.base import ReadOptions
+from quiver.engine.core.conf import normalize_time_zone
 from quiver.engine.core.errors import ConfigurationError
 
 
@@ -41,6 +42,19 @@ def option_choice(options: ReadOptions, key: str, choices: Sequence[str], defaul
         if str(value).lower() == choice.lower():
             return choice
     raise ConfigurationError(f"option '{key}' has invalid value {value!r}; valid values are {', '.join(choices)}")
+
+
+def option_time_zone(options: ReadOptions, fmt: str) -> str:
+    """The `timeZone` option (the zone of timestamps read or written without an offset), as Arrow's kernels name
+    zones; UTC when not given (`spark.read` and `df.write` give the session's)."""
+    value = options.get("timeZone")
+    if value is None:
+        return "UTC"
+    zone = normalize_time_zone(str(value))
+    if zone is None:
+        raise ConfigurationError(f"{fmt} option 'timeZone' has invalid value {value!r}; give a region ID such as "
+                                 "'America/Los_Angeles', an offset such as '+01:00', or 'UTC'")
+    return zone
 
 
 def option_char(options: ReadOptions, key: str, default: str) -> str:

@@ -14,6 +14,8 @@ from decimal import Decimal, InvalidOperation
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from quiver.engine.core.time_zones import local_to_utc
+
 INT_RE = r"^[+-]?\d+$"
 DOUBLE_RE = r"^\s*[+-]?(NaN|Infinity|Inf|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[dDfF]?)\s*$"
 DECIMAL_RE = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"
@@ -140,8 +142,9 @@ def _as_string(values: pa.Array) -> pa.Array:
     return values
 
 
-def parse_text_array(values: pa.Array, target: pa.DataType) -> tuple[pa.Array, pa.Array | None]:
-    """Parse strings into `target` the way Spark casts text; returns (values, mask of bad inputs).
+def parse_text_array(values: pa.Array, target: pa.DataType, time_zone: str = "UTC") -> tuple[pa.Array, pa.Array | None]:
+    """Parse strings into `target` the way Spark casts text; returns (values, mask of bad inputs). A timestamp
+    without an offset is a wall-clock time in `time_zone`.
 
     Unparseable values become null; the mask (None when every value parsed) marks them so
     the caller can apply DROPMALFORMED or FAILFAST.
@@ -176,7 +179,7 @@ def parse_text_array(values: pa.Array, target: pa.DataType) -> tuple[pa.Array, p
         parsed = parsed.cast(target)
     elif pa.types.is_timestamp(target):
         valid = pc.match_substring_regex(values, TIMESTAMP_RE)
-        parsed, valid = _parse_timestamps(values, valid)
+        parsed, valid = _parse_timestamps(values, valid, time_zone)
         parsed = parsed.cast(target)
     else:
         raise TypeError(f"values of type {target} cannot be parsed from text")
@@ -192,11 +195,12 @@ def _pad_datetime(values: pa.Array) -> pa.Array:
     return pc.replace_substring_regex(values, r"(\.\d{6})\d+", r"\1")
 
 
-def _parse_timestamps(values: pa.Array, valid: pa.Array) -> tuple[pa.Array, pa.Array]:
+def _parse_timestamps(values: pa.Array, valid: pa.Array, time_zone: str = "UTC") -> tuple[pa.Array, pa.Array]:
     cleaned = _pad_datetime(pc.utf8_trim_whitespace(values))
     zoned = pc.fill_null(pc.match_substring_regex(cleaned, r"[T ]\d.*" + _ZONE_RE), False)
     naive_valid = pc.and_(valid, pc.invert(zoned))
     naive, naive_ok = _cast_valid(cleaned, naive_valid, pa.timestamp("us"))
+    naive = local_to_utc(naive, time_zone)
     if not pc.any(zoned).as_py():
         return naive, naive_ok
     aware, aware_ok = _cast_valid(cleaned, pc.and_(valid, zoned), pa.timestamp("us", "UTC"))

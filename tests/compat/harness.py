@@ -458,13 +458,15 @@ def printed(action: Callable[[], Any]) -> str:
     return buf.getvalue()
 
 
-def assert_same_output(fn: Program, shuffle_partitions: Sequence[int] = (1, 3)) -> str:
-    """``fn`` prints (show, printSchema); the captured stdout must match PySpark's exactly."""
+def assert_same_output(fn: Program, shuffle_partitions: Sequence[int] = (1, 3),
+                       conf: dict[str, Any] | None = None) -> str:
+    """``fn`` prints (show, printSchema); the captured stdout must match PySpark's exactly (``conf`` set on
+    both sessions meanwhile)."""
     def run(spark, F, T, Window):
         return printed(lambda: fn(spark, F, T, Window))
 
     run.__name__ = fn.__name__
-    return assert_same_value(run, shuffle_partitions, compare=compare_text)
+    return assert_same_value(run, shuffle_partitions, compare=compare_text, conf=conf)
 
 
 def assert_both_raise(fn: Program, quiver_exc: type[BaseException] | tuple = Exception,

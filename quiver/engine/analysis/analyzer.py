@@ -22,6 +22,7 @@ from quiver.engine.analysis.generators import (
     is_generator,
     split_generator,
 )
+from quiver.engine.analysis.time_zones import bind_session_time_zone
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, UnresolvedColumnError, unknown_column
 from quiver.engine.core.expressions import (
@@ -72,8 +73,9 @@ from quiver.engine.core.subqueries import OuterReference
 
 
 def analyze(plan: LogicalPlan) -> LogicalPlan:
-    """Resolve every name and type in `plan`; already-resolved subtrees are left as they are."""
-    return transform_up(plan, _resolve_node)
+    """Resolve every name and type in `plan`, then bind the session time zone into it (time_zones.py);
+    already-resolved subtrees are left as they are."""
+    return bind_session_time_zone(transform_up(plan, _resolve_node))
 
 
 def _resolve_node(node: LogicalPlan) -> LogicalPlan:

@@ -1,6 +1,7 @@
 """`Column`: the PySpark-shaped wrapper users combine into expressions."""
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable
 from typing import Any
 
@@ -37,13 +38,21 @@ def to_expr(value: Any) -> Expr:
         return value.expr
     if isinstance(value, str):
         return UnresolvedColumn.parse(value)
-    return Literal.of(value)
+    return python_literal(value)
 
 
 def literal_expr(value: Any) -> Expr:
     """A Column stays as it is; any other Python value becomes a literal (strings too)."""
     if isinstance(value, Column):
         return value.expr
+    return python_literal(value)
+
+
+def python_literal(value: Any) -> Literal:
+    """A Python value as a literal; a naive datetime is a wall-clock time in the machine's zone, as PySpark takes
+    one (Python's `astimezone`)."""
+    if isinstance(value, datetime.datetime) and value.tzinfo is None:
+        return Literal(value.astimezone(datetime.timezone.utc).replace(tzinfo=None), T.TimestampType())
     return Literal.of(value)
 
 
@@ -51,7 +60,7 @@ def lit(value: Any) -> Column:
     """A literal column, as `F.lit`."""
     if isinstance(value, Column):
         return value
-    return Column(Literal.of(value))
+    return Column(python_literal(value))
 
 
 def _type(value: T.DataType | str) -> T.DataType:

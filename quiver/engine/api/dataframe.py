@@ -580,7 +580,16 @@ class DataFrame:
 
     @action("collect")
     def collect(self) -> list[Row]:
-        return table_to_rows(self.toArrow())
+        return table_to_rows(self._local_table(zone=self._session.conf.python_time_zone()))
+
+    def _local_table(self, table: pa.Table | None = None, zone: str | None = None) -> pa.Table:
+        """The result (or `table`, part of it) with its instants as wall-clock times in `zone`: the session time
+        zone for pandas and `show()`, the machine's for Python's datetimes, as PySpark gives them; `toArrow()`
+        keeps the instants (in UTC)."""
+        from quiver.engine.core.time_zones import table_in_zone
+
+        return table_in_zone(self.toArrow() if table is None else table, self.schema,
+                             zone or self._session.conf.session_time_zone())
 
     # ---------------------------------------------------------- Arrow interchange
 
@@ -627,7 +636,7 @@ class DataFrame:
 
     @action("toPandas")
     def toPandas(self) -> pd.DataFrame:
-        table = self.toArrow()
+        table = self._local_table()
         names = table.column_names
         frame = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas(date_as_object=True)
         frame.columns = names
@@ -674,7 +683,7 @@ class DataFrame:
         print(self._show_string(n, truncate, vertical))
 
     def _show_string(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> str:
-        table = self.limit(n + 1).toArrow() if n >= 0 else self.toArrow()
+        table = self._local_table(self.limit(n + 1).toArrow() if n >= 0 else None)
         from quiver.engine.ui.display import show_string
 
         return show_string(table, self.schema, n, truncate, vertical)
@@ -744,7 +753,7 @@ class DataFrame:
         truncate = int(conf.get("quiver.sql.repl.eagerEval.truncate"))
         from quiver.engine.ui.display import html_table
 
-        return html_table(self.limit(n + 1).toArrow(), self.schema, n, truncate)
+        return html_table(self._local_table(self.limit(n + 1).toArrow()), self.schema, n, truncate)
 
 
 def _partition_count(n: Any) -> int | None:

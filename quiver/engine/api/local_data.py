@@ -15,15 +15,26 @@ import pyarrow as pa
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.row import Row
+from quiver.engine.core.time_zones import has_instant, local_to_utc, zone_info
 
 
-def to_arrow_table(data: Any, schema: Any = None) -> pa.Table:
-    """An Arrow table whose column types are the canonical layouts of Spark types."""
+def to_arrow_table(data: Any, schema: Any = None, time_zone: str = "UTC", python_zone: str = "UTC") -> pa.Table:
+    """An Arrow table whose column types are the canonical layouts of Spark types.
+
+    pandas' naive timestamps are wall-clock times in `time_zone` (the session's), Python's naive datetimes in
+    `python_zone` (the machine's), as PySpark takes them; each is held as the instant it is there. Aware ones,
+    and Arrow data, are instants already.
+    """
     struct = _schema_arg(schema)
     names = schema if isinstance(schema, (list, tuple)) and all(isinstance(s, str) for s in schema) else None
     table = _from_frame(data)
     if table is not None:
+        local = _is_pandas(data)
+        naive = [local and pa.types.is_timestamp(t) and t.tz is None for t in table.schema.types]
         table = normalize_table(table)
+        if any(naive):
+            table = pa.Table.from_arrays(
+                [local_to_utc(c, time_zone) if n else c for c, n in zip(table.columns, naive)], schema=table.schema)
         if names is not None:
             if len(names) != table.num_columns:
                 raise AnalysisException(f"schema names {list(names)} do not match the {table.num_columns} columns of "
@@ -38,7 +49,7 @@ def to_arrow_table(data: Any, schema: Any = None) -> pa.Table:
         rows = [(r,) for r in rows]
     if struct is not None:
         columns = _columns(rows, struct.names)
-        arrays = [_array(col, f.dataType, f.name) for col, f in zip(columns, struct.fields)]
+        arrays = [_array(col, f.dataType, f.name, python_zone) for col, f in zip(columns, struct.fields)]
         return pa.Table.from_arrays(arrays, schema=_arrow_schema(struct))
     column_names = list(names) if names is not None else _infer_names(rows)
     columns = _columns(rows, column_names)
@@ -46,8 +57,35 @@ def to_arrow_table(data: Any, schema: Any = None) -> pa.Table:
     for name, col in zip(column_names, columns):
         fields.append(T.StructField(name, infer_type(col, name), True))
     inferred = T.StructType(fields)
-    arrays = [_array(col, f.dataType, f.name) for col, f in zip(columns, inferred.fields)]
+    arrays = [_array(col, f.dataType, f.name, python_zone) for col, f in zip(columns, inferred.fields)]
     return pa.Table.from_arrays(arrays, schema=_arrow_schema(inferred))
+
+
+def _is_pandas(data: Any) -> bool:
+    module = type(data).__module__
+    return module.startswith("pandas.") and type(data).__name__ == "DataFrame"
+
+
+def _in_zone(v: Any, dtype: T.DataType, zone: Any) -> Any:
+    """`v` with each naive datetime where `dtype` holds an instant given `zone` (a ZoneInfo), so Arrow stores the
+    instant it is there. Python's rule for a repeated or skipped time (fold=0) is Java's: the offset before."""
+    if v is None:
+        return None
+    if isinstance(dtype, T.TimestampType):
+        return v.replace(tzinfo=zone) if isinstance(v, dt.datetime) and v.tzinfo is None else v
+    if isinstance(dtype, T.ArrayType) and isinstance(v, (list, tuple)):
+        return [_in_zone(x, dtype.elementType, zone) for x in v]
+    if isinstance(dtype, T.MapType) and isinstance(v, dict):
+        return {_in_zone(k, dtype.keyType, zone): _in_zone(x, dtype.valueType, zone) for k, x in v.items()}
+    if isinstance(dtype, T.StructType):
+        if isinstance(v, Row):
+            v = v.asDict()
+        if isinstance(v, dict):
+            return {f.name: _in_zone(v.get(f.name), f.dataType, zone) for f in dtype.fields}
+        if isinstance(v, (list, tuple)):
+            return tuple(_in_zone(x, f.dataType, zone) for x, f in zip(v, dtype.fields))
+    return v
+
 
 
 def _arrow_schema(struct: T.StructType) -> pa.Schema:
@@ -244,8 +282,11 @@ def _merge(a: T.DataType, b: T.DataType, name: str) -> T.DataType:
     )
 
 
-def _array(values: list, dtype: T.DataType, name: str) -> pa.Array:
+def _array(values: list, dtype: T.DataType, name: str, time_zone: str = "UTC") -> pa.Array:
     arrow_type = dtype.to_arrow()
+    if time_zone != "UTC" and has_instant(dtype):
+        zone = zone_info(time_zone)
+        values = [_in_zone(v, dtype, zone) for v in values]
     if isinstance(dtype, T.StructType):
         values = [v.asDict() if isinstance(v, Row) else v for v in values]
     if isinstance(dtype, T.MapType):

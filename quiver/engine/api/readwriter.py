@@ -24,6 +24,10 @@ def _option_value(value: Any) -> Any:
     return value
 
 
+# The file formats whose timestamps are text, read in the `timeZone` option's zone.
+TEXT_FORMATS = ("csv", "json")
+
+
 class DataFrameReader(PySparkMembers):
     """Builds a file `Source` from a format, options and an optional schema, as `spark.read` does."""
 
@@ -80,7 +84,11 @@ class DataFrameReader(PySparkMembers):
         from quiver.connectors.registry import file_source
 
         bind_settings(path, self._session.conf.getAll())
-        source = file_source(self._format, path, self._options, self._schema)
+        options = dict(self._options)
+        if self._format.lower() in TEXT_FORMATS:
+            # Text without an offset is a wall-clock time in the session time zone, unless `timeZone` says another.
+            options.setdefault("timezone", self._session.conf.session_time_zone())
+        source = file_source(self._format, path, options, self._schema)
         return self._session._dataframe_from_source(source)
 
     def parquet(self, *paths: str | os.PathLike, **options: Any) -> DataFrame:

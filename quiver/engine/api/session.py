@@ -20,6 +20,7 @@ import pyarrow as pa
 from quiver.engine.analysis import builder
 from quiver.engine.analysis.analyzer import analyze
 from quiver.engine.analysis.catalog import SessionCatalog, analyzing_with
+from quiver.engine.analysis.time_zones import analyzing_in_zone
 from quiver.engine.api.dataframe import DataFrame
 from quiver.engine.api.local_data import declared_types, to_arrow_table
 from quiver.engine.api.readwriter import DataFrameReader
@@ -27,7 +28,7 @@ from quiver.engine.api.udf import UDFRegistration
 from quiver.engine.api.unsupported import PySparkMembers
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
-from quiver.engine.core.conf import UTC_ZONES, RuntimeConfig, canonical_key, system_time_zone
+from quiver.engine.core.conf import RuntimeConfig, canonical_key
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import AttributeRef, new_expr_id
 from quiver.engine.core.storage_level import StorageLevel
@@ -218,7 +219,6 @@ class Session(PySparkMembers):
         from quiver.engine.ui.job_report import ReportedJob
         from quiver.engine.ui.progress import ProgressListener
 
-        _warn_of_local_time_zone(self.conf)
         if self.conf.flag("quiver.memory.tuneAllocator"):
             tune_allocator()
         self._context = ExecutionContext(self.conf, open_runtime(self.master, self.conf), job_record=ReportedJob)
@@ -350,7 +350,7 @@ class Session(PySparkMembers):
         >>> spark.createDataFrame(pl.DataFrame({"a": [1, 2]})).collect()
         [Row(a=1), Row(a=2)]
         """
-        table = to_arrow_table(data, schema)
+        table = to_arrow_table(data, schema, self.conf.session_time_zone(), self.conf.python_time_zone())
         types = declared_types(schema, table.num_columns) or [T.from_arrow(f.type) for f in table.schema]
         attrs = tuple(
             AttributeRef(f.name, dtype, True, new_expr_id()) for f, dtype in zip(table.schema, types)
@@ -405,10 +405,10 @@ class Session(PySparkMembers):
     @contextmanager
     def _analysis(self) -> Iterator[None]:
         """Analyze inside this block with the session's type coercion rules (ANSI or not,
-        `spark.sql.ansi.enabled`) and its registered functions."""
+        `spark.sql.ansi.enabled`), its registered functions and its time zone."""
         token = T.ANSI_TYPE_COERCION.set(self.conf.ansi_enabled())
         try:
-            with analyzing_with(self._catalog):
+            with analyzing_with(self._catalog), analyzing_in_zone(self.conf.session_time_zone()):
                 yield
         finally:
             T.ANSI_TYPE_COERCION.reset(token)
@@ -470,13 +470,3 @@ class Catalog(PySparkMembers):
     def clearCache(self) -> None:
         """Uncache every cached DataFrame and view of the session."""
         self._catalog.cache.clear()
-
-
-def _warn_of_local_time_zone(conf: RuntimeConfig) -> None:
-    """Say once per session when the machine's zone is not UTC and the user named none: Spark would work in
-    the machine's zone, Quiver works in UTC."""
-    zone = system_time_zone()
-    if not conf.is_set("spark.sql.session.timeZone") and zone.lower() not in UTC_ZONES:
-        warnings.warn(f"this machine's time zone is {zone}, where Spark's session time zone would default to; "
-                      "Quiver computes dates and times in UTC (spark.sql.session.timeZone=UTC)", UserWarning,
-                      stacklevel=4)

@@ -10,7 +10,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from quiver.engine.core.errors import ConfigurationError, QuiverNotSupported
+from quiver.engine.core.errors import ConfigurationError
 
 ALIASES = {
     "spark.sql.shuffle.partitions": "quiver.sql.shuffle.partitions",
@@ -62,8 +62,6 @@ DEFAULTS: dict[str, str] = {
     "quiver.profile.gpu": "nvidia-h200",
     "quiver.profile.npu": "ascend-910b",
     "quiver.sql.ansi.enabled": "true",
-    # the zone date and time functions work in; Quiver computes in UTC only (see parse_time_zone)
-    "quiver.sql.session.timeZone": "UTC",
     # rows and characters per cell a DataFrame shows as an HTML table in a notebook
     "quiver.sql.repl.eagerEval.maxNumRows": "20",
     "quiver.sql.repl.eagerEval.truncate": "20",
@@ -138,8 +136,7 @@ def unknown_key_warning(key: str) -> str | None:
 
 def system_time_zone() -> str:
     """The machine's time zone as a region ID (`Europe/Oslo`), as Spark's JVM takes its default zone: `$TZ`,
-    else the zone /etc/localtime links to, else the offset Python sees (`+01:00`), `UTC` where none is known.
-    A session says when it differs from UTC, the only zone Quiver computes in."""
+    else the zone /etc/localtime links to, else the offset Python sees (`+01:00`), `UTC` where none is known."""
     tz = os.environ.get("TZ", "").lstrip(":")
     if "/" in tz or tz in ("UTC", "GMT"):
         return tz
@@ -154,6 +151,11 @@ def system_time_zone() -> str:
         return "UTC"
     sign = "+" if offset > 0 else "-"
     return f"{sign}{abs(offset) // 3600:02d}:{abs(offset) % 3600 // 60:02d}"
+
+
+# The zone timestamps are parsed, shown and taken apart in (hour(), date_format, casts): by default the machine's,
+# as Spark's JVM takes it when the process starts.
+DEFAULTS["quiver.sql.session.timeZone"] = system_time_zone()
 
 
 def parse_size(key: str, value: Any) -> int:
@@ -213,16 +215,38 @@ UTC_ZONES = frozenset({"utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu", "etc/zul
                        "uct", "etc/uct", "gmt0", "etc/gmt0", "greenwich", "etc/greenwich", "+00:00", "-00:00",
                        "utc+0", "utc-0", "gmt+0", "gmt-0", "utc+00:00", "gmt+00:00", "etc/gmt+0", "etc/gmt-0"})
 
+# A zone offset as Spark takes one: `+01:00`, `-8`, `+0530`, optionally after `UTC`, `GMT` or `UT`.
+_ZONE_OFFSET = re.compile(r"^(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?$", re.IGNORECASE)
+
+
+def normalize_time_zone(text: str) -> str | None:
+    """`text` as the zone name Arrow's kernels take: `UTC` for every name of UTC, `+HH:MM` for an offset, the
+    region ID (`America/Los_Angeles`) as the tz database spells it; None when it names no zone."""
+    text = text.strip()
+    if text.lower() in UTC_ZONES:
+        return "UTC"
+    m = _ZONE_OFFSET.match(text)
+    if m:
+        sign, hours, minutes, seconds = m.group(1), int(m.group(2)), int(m.group(3) or 0), int(m.group(4) or 0)
+        if hours > 18 or minutes > 59 or seconds > 0 or hours == 18 and minutes > 0:
+            return None
+        return "UTC" if hours == minutes == 0 else f"{sign}{hours:02d}:{minutes:02d}"
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return None
+    return text
+
 
 def parse_time_zone(key: str, value: Any) -> str:
-    """A session time zone Quiver computes in: UTC under any of its names. Another zone is refused rather
-    than accepted and ignored, which would shift every hour(), date_format() and cast by its offset."""
+    """A session time zone: a region ID, an offset (`+01:00`, `UTC+1`) or a name of UTC; empty for the machine's."""
     text = str(value).strip()
-    if text.lower() not in UTC_ZONES:
-        raise QuiverNotSupported(
-            f"{key}={text!r}: Quiver computes dates and times in UTC only, so the session time zone can only be "
-            f"UTC (or Etc/UTC, GMT, +00:00); convert with from_utc_timestamp(col, {text!r}) and "
-            f"to_utc_timestamp(col, {text!r}) where a local time is needed")
+    if text and normalize_time_zone(text) is None:
+        raise ConfigurationError(
+            f"{key}={text!r} names no time zone; give a region ID such as 'America/Los_Angeles' or 'Europe/Oslo', "
+            f"an offset such as '+01:00' or '-08:00', or 'UTC'")
     return text
 
 
@@ -379,6 +403,18 @@ class RuntimeConfig:
         """The largest join side broadcast because it is cheaper than a shuffle; -1 turns that off."""
         return parse_size("quiver.sql.join.broadcastByCostMaxBytes",
                           self.get("quiver.sql.join.broadcastByCostMaxBytes"))
+
+    def session_time_zone(self) -> str:
+        """The zone the session's timestamps are shown, parsed and taken apart in (`spark.sql.session.timeZone`,
+        else the machine's), named as Arrow's kernels take it (`normalize_time_zone`)."""
+        text = str(self.get("quiver.sql.session.timeZone")).strip() or system_time_zone()
+        return normalize_time_zone(text) or "UTC"
+
+    @staticmethod
+    def python_time_zone() -> str:
+        """The zone of Python's naive datetimes, which PySpark's rows and `createDataFrame` take in the machine's
+        zone (the process's `$TZ`), whatever the session's; named as Arrow's kernels take it."""
+        return normalize_time_zone(system_time_zone()) or "UTC"
 
     def ansi_enabled(self) -> bool:
         """ANSI mode, on by default as in Spark 4: its type coercion, and errors instead of NULL or wrapped values."""

@@ -194,10 +194,16 @@ class AttributeRef(Expr):
 
 @dataclass(frozen=True)
 class Literal(Expr):
-    """A constant with a Spark type."""
+    """A constant with a Spark type.
+
+    A TIMESTAMP's value is a naive datetime in UTC; `wall_clock` marks one written as a wall-clock time (`TIMESTAMP
+    '2024-01-31 10:00'` in SQL, a naive Python datetime), which the analyzer turns into the instant it is in the
+    session time zone (analysis/time_zones.py).
+    """
 
     value: Any
     data_type: T.DataType
+    wall_clock: bool = False
 
     @property
     def resolved(self) -> bool:
@@ -512,11 +518,16 @@ class In(Expr):
 
 @dataclass(frozen=True)
 class Cast(Expr):
-    """CAST(child AS to); `is_try` is TRY_CAST, which gives NULL where CAST under ANSI mode raises."""
+    """CAST(child AS to); `is_try` is TRY_CAST, which gives NULL where CAST under ANSI mode raises.
+
+    `time_zone` is the session's, bound by the analyzer (analysis/time_zones.py) where the cast crosses between
+    an instant (TIMESTAMP) and a wall-clock time (a string, DATE, TIMESTAMP_NTZ); None is UTC.
+    """
 
     child: Expr
     to: T.DataType
     is_try: bool = False
+    time_zone: str | None = None
 
     @property
     def dtype(self) -> T.DataType:

@@ -713,10 +713,13 @@ def typed_literal(keyword: str, text: str) -> Literal:
         raise ParseException(
             f"invalid {keyword} literal '{text}'; write it as {keyword} 'yyyy-mm-dd hh:mm:ss[.ffffff]'"
         ) from None
+    if keyword == "TIMESTAMP_NTZ":
+        return Literal(value.replace(tzinfo=None), T.TimestampNTZType())
     if value.tzinfo is not None:
         # An explicit offset names an instant: store it in UTC like every other timestamp.
-        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    return Literal(value, T.TimestampNTZType() if keyword == "TIMESTAMP_NTZ" else T.TimestampType())
+        return Literal(value.astimezone(_dt.timezone.utc).replace(tzinfo=None), T.TimestampType())
+    # Without one it is a wall-clock time in the session time zone.
+    return Literal(value, T.TimestampType(), wall_clock=True)
 
 
 def data_type(node: exp.DataType) -> T.DataType:

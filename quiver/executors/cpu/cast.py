@@ -21,6 +21,7 @@ from quiver.engine.core.errors import (
     cast_overflow,
     numeric_value_out_of_range,
 )
+from quiver.engine.core.time_zones import local_to_utc, utc_to_local
 from quiver.executors.cpu import datetime_format as dt
 from quiver.executors.cpu.decimal import unscaled_int64
 
@@ -75,13 +76,24 @@ def _family(t: T.DataType) -> str:
     return t.typeName()
 
 
-def cast_array(arr: Value, to: T.DataType) -> Value:
-    """CAST(arr AS to) as Spark evaluates it with spark.sql.ansi.enabled=false; scalars stay scalars."""
+def cast_array(arr: Value, to: T.DataType, time_zone: str | None = None, source: T.DataType | None = None) -> Value:
+    """CAST(arr AS to) as Spark evaluates it in the query's ANSI mode; scalars stay scalars.
+
+    `time_zone` is the session's, for a cast between an instant (TIMESTAMP) and a wall-clock time (a string,
+    DATE, TIMESTAMP_NTZ), None for UTC; `source` is the Spark type of `arr` where its Arrow type does not say
+    (an instant and a wall-clock time share a layout).
+    """
     if isinstance(arr, pa.Scalar):
-        return cast_array(pa.array([arr.as_py()], arr.type), to)[0]
+        return cast_array(pa.array([arr.as_py()], arr.type), to, time_zone, source)[0]
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     src = T.from_arrow(arr.type)
+    if pa.types.is_timestamp(arr.type) and isinstance(source, T.TimestampNTZType):
+        src = source
+    if time_zone not in (None, "UTC") and isinstance(src, T.TimestampType) != isinstance(to, T.TimestampType):
+        if pa.types.is_timestamp(arr.type) and arr.type != pa.timestamp("us"):
+            arr = arr.cast(pa.timestamp(arr.type.unit)).cast(pa.timestamp("us"))
+        return _cast_in_zone(arr, src, to, time_zone)
     if pa.types.is_timestamp(arr.type) and arr.type != pa.timestamp("us"):
         arr = arr.cast(pa.timestamp(arr.type.unit)).cast(pa.timestamp("us"))
     if src == to and arr.type == to.to_arrow():
@@ -174,6 +186,21 @@ def _targets(src: T.DataType) -> list[str]:
     candidates = [T.StringType(), T.BooleanType(), T.IntegerType(), T.LongType(), T.DoubleType(),
                   T.DecimalType(10, 0), T.DateType(), T.TimestampType(), T.BinaryType()]
     return [c.simpleString() for c in candidates if can_cast(src, c)]
+
+
+def _cast_in_zone(arr: pa.Array, src: T.DataType, to: T.DataType, zone: str) -> Value:
+    """CAST between an instant and anything else, through the instant's wall-clock time in `zone` where the other
+    side is one (a string, DATE, TIMESTAMP_NTZ); the rest as `cast_array` casts them."""
+    if isinstance(src, T.TimestampType) and isinstance(to, (T.StringType, T.DateType, T.TimestampNTZType)):
+        return cast_array(utc_to_local(arr, zone), to, source=T.TimestampNTZType())
+    if isinstance(to, T.TimestampType) and isinstance(src, (T.DateType, T.TimestampNTZType)):
+        return local_to_utc(cast_array(arr, T.TimestampNTZType(), source=src), zone)
+    if isinstance(to, T.TimestampType) and isinstance(src, T.StringType):
+        parsed = dt.parse_timestamp(arr.cast(pa.string()), default_zone=zone)
+        if ansi_enabled() and not try_mode():
+            _check_ansi(arr, src, to, parsed)
+        return parsed
+    return cast_array(arr, to, source=src)
 
 
 def _cast(arr: pa.Array, src: T.DataType, to: T.DataType) -> pa.Array:

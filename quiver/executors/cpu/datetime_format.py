@@ -16,7 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from quiver.engine.core.conf import normalize_time_zone
 from quiver.engine.core.errors import QuiverError
+from quiver.engine.core.time_zones import local_to_utc_micros
 
 MICROS_PER_SECOND = 1_000_000
 MICROS_PER_DAY = 86_400 * MICROS_PER_SECOND
@@ -108,35 +110,38 @@ _ZONE_OFFSET = (r"^(?:(?:UTC|GMT|UT)?(?P<sign>[+-])(?P<h>\d{1,2})(?::?(?P<m>\d{2
                 r"|(?P<utc>Z|UTC|GMT|UT))$")
 
 
-def _zone_offsets(zones: pa.Array, local_micros: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """UTC micros of local times given each row's zone text ('' = session zone), and the rows still valid.
+def _zone_offsets(zones: pa.Array, local_micros: np.ndarray, valid: np.ndarray,
+                  default_zone: str = "UTC") -> tuple[np.ndarray, np.ndarray]:
+    """UTC micros of local times given each row's zone text ('' = `default_zone`, the session's), and the rows
+    still valid.
 
-    Offsets ('Z', '+01:00', 'GMT+1') are vectorised; region ids ('Europe/Paris') are resolved
-    once per distinct id by Arrow's tz database.
+    Offsets ('Z', '+01:00', 'GMT+1') are vectorised; region ids ('Europe/Paris'), the default zone's among them,
+    are resolved once per distinct id by Arrow's tz database, by Java's rules for repeated and skipped times
+    (core/time_zones.py).
     """
     zones = pc.utf8_trim_whitespace(pc.fill_null(zones, ""))
     present = pc.not_equal(zones, "").to_numpy(zero_copy_only=False) & valid
+    out = local_to_utc_micros(local_micros, default_zone) if default_zone != "UTC" else local_micros
     if not present.any():
-        return local_micros, valid
+        return out, valid
     struct, fixed = _fields(zones, _ZONE_OFFSET)
     hours, minutes, seconds = _number(struct, "h", 0), _number(struct, "m", 0), _number(struct, "s", 0)
     sign = np.where(pc.equal(struct.field("sign"), "-").to_numpy(zero_copy_only=False), -1, 1)
     offset = sign * (hours * 3600 + minutes * 60 + seconds) * MICROS_PER_SECOND
     fixed &= (hours <= 18) & (minutes < 60) & (seconds < 60)
-    out = np.where(present & fixed, local_micros - offset, local_micros)
+    out = np.where(present & fixed, local_micros - offset, out)
     ok = valid & (~present | fixed)
     regions = present & ~fixed
     if regions.any():
         names = np.asarray(zones.to_pylist(), dtype=object)
         for name in set(names[regions]):
             rows = regions & (names == name)
-            try:
-                local = pa.array(local_micros[rows], pa.timestamp("us"))
-                utc = pc.assume_timezone(local, name, ambiguous="earliest", nonexistent="earliest")
-                out[rows] = utc.cast(pa.int64()).to_numpy()
-                ok[rows] = True
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+            zone = normalize_time_zone(name)
+            if zone is None:
                 ok[rows] = False
+                continue
+            out[rows] = local_to_utc_micros(local_micros[rows], zone)
+            ok[rows] = True
     return out, ok
 
 
@@ -159,8 +164,9 @@ def parse_date(strings: pa.Array) -> pa.Array:
     return _date_array(np.where(valid, days_from_civil(year, month, day), 0), valid)
 
 
-def parse_timestamp(strings: pa.Array, today_days: int | None = None) -> pa.Array:
-    """CAST(string AS TIMESTAMP): a date, optionally ' '/'T' and [h]h[:[m]m[:[s]s[.ffffff]]] and a zone.
+def parse_timestamp(strings: pa.Array, today_days: int | None = None, default_zone: str = "UTC") -> pa.Array:
+    """CAST(string AS TIMESTAMP): a date, optionally ' '/'T' and [h]h[:[m]m[:[s]s[.ffffff]]] and a zone; a string
+    without a zone is a wall-clock time in `default_zone` (the session's).
 
     A bare time ('10:00:00', 'T10:00') is taken on the current date, as Spark does.
     """
@@ -184,7 +190,7 @@ def parse_timestamp(strings: pa.Array, today_days: int | None = None) -> pa.Arra
     valid &= (hour < 24) & (minute < 60) & (second < 60)
     local = days * MICROS_PER_DAY + ((hour * 60 + minute) * 60 + second) * MICROS_PER_SECOND
     local = local + _fraction_micros(timed_struct, "f")
-    micros, valid = _zone_offsets(zones, np.where(valid, local, 0), valid)
+    micros, valid = _zone_offsets(zones, np.where(valid, local, 0), valid, default_zone)
     return _timestamp_array(micros, valid)
 
 

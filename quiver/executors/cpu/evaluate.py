@@ -103,8 +103,8 @@ def evaluate(expr: Expr, batch: pa.RecordBatch, memo: dict | None = None) -> Val
         value = evaluate(expr.child, batch)
         if expr.is_try:
             with running_try():
-                return cast_array(value, expr.to)
-        return cast_array(value, expr.to)
+                return cast_array(value, expr.to, expr.time_zone, expr.child.dtype)
+        return cast_array(value, expr.to, expr.time_zone, expr.child.dtype)
     if isinstance(expr, CaseWhen):
         return _case_when(expr, batch)
     if isinstance(expr, ScalarFunction):

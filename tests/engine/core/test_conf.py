@@ -115,28 +115,33 @@ def test_a_misspelt_quiver_key_warns_with_the_closest_key():
     assert conf.get("quiver.sql.shufle.partitions") == "4"  # kept, not lost
 
 
-def test_the_session_time_zone_is_utc_and_another_zone_is_refused():
-    from quiver.engine.core.errors import QuiverNotSupported
+def test_the_session_time_zone_takes_spark_forms_and_refuses_a_name_of_no_zone():
+    from quiver.engine.core.errors import ConfigurationError
 
     conf = RuntimeConfig()
-    assert conf.get("spark.sql.session.timeZone") == "UTC"
-    for utc in ("UTC", "Etc/UTC", "GMT", "+00:00", "Z"):
-        conf.set("spark.sql.session.timeZone", utc)
-    with pytest.raises(QuiverNotSupported, match=r"America/Los_Angeles.*UTC only.*from_utc_timestamp"):
-        conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
-    assert conf.get("spark.sql.session.timeZone") == "Z"  # the refused value did not replace the last one
+    for given, named in [("UTC", "UTC"), ("Etc/UTC", "UTC"), ("GMT", "UTC"), ("+00:00", "UTC"), ("Z", "UTC"),
+                         ("America/Los_Angeles", "America/Los_Angeles"), ("+05:30", "+05:30"), ("UTC+1", "+01:00"),
+                         ("GMT-08:00", "-08:00"), ("-0945", "-09:45")]:
+        conf.set("spark.sql.session.timeZone", given)
+        assert conf.get("spark.sql.session.timeZone") == given  # read back as set, as Spark does
+        assert conf.session_time_zone() == named
+    for wrong in ("Mars/Olympus_Mons", "+19:00", "PST8PDT/x", "12:00"):
+        with pytest.raises(ConfigurationError, match=r"names no time zone.*America/Los_Angeles.*\+01:00"):
+            conf.set("spark.sql.session.timeZone", wrong)
+    assert conf.get("spark.sql.session.timeZone") == "-0945"  # a refused value did not replace the last one
 
 
-def test_a_session_says_when_the_machines_zone_is_not_utc(monkeypatch):
-    from quiver.engine.api.session import _warn_of_local_time_zone
+def test_the_session_time_zone_defaults_to_the_machines(monkeypatch):
+    from quiver.engine.core.conf import system_time_zone
 
     monkeypatch.setenv("TZ", "Europe/Oslo")
-    with pytest.warns(UserWarning, match="this machine's time zone is Europe/Oslo.*Quiver computes.*in UTC"):
-        _warn_of_local_time_zone(RuntimeConfig())
-    import warnings
+    assert system_time_zone() == "Europe/Oslo"
+    assert RuntimeConfig.python_time_zone() == "Europe/Oslo"
+    program = "import quiver; s = quiver.Session.builder.master('local[1]').getOrCreate(); " \
+              "print(s.conf.get('spark.sql.session.timeZone'))"
+    import subprocess
+    import sys
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        _warn_of_local_time_zone(RuntimeConfig({"spark.sql.session.timeZone": "UTC"}))
-        monkeypatch.setenv("TZ", "UTC")
-        _warn_of_local_time_zone(RuntimeConfig())
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "TZ": "Asia/Kolkata"})
+    assert done.stdout.strip() == "Asia/Kolkata", done.stderr

@@ -110,9 +110,10 @@ def _date(t: DataType) -> object:
 
 
 def _timestamp(t: DataType) -> object:
-    if isinstance(t, T.TimestampType):
+    """An instant, or a wall-clock time (TIMESTAMP_NTZ) as it is: hour() and date_format read either's fields."""
+    if isinstance(t, (T.TimestampType, T.TimestampNTZType)):
         return None
-    if isinstance(t, (T.DateType, T.StringType, T.NullType, T.TimestampNTZType)):
+    if isinstance(t, (T.DateType, T.StringType, T.NullType)):
         return T.TimestampType()
     return _REJECT
 

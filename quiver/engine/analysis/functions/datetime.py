@@ -46,15 +46,20 @@ for _name in ("date_add", "date_sub", "dateadd"):
 register("add_months", 2, 2, returns(T.DateType()), takes("add_months", DATE, DAYS))
 
 
+def _same_timestamp(t: DataType) -> DataType:
+    """A wall-clock time (TIMESTAMP_NTZ) stays one, anything else becomes an instant (TIMESTAMP)."""
+    return T.TimestampNTZType() if isinstance(t, T.TimestampNTZType) else T.TimestampType()
+
+
 def _interval_result(types: list[DataType], literals: list[Any]) -> DataType:
     """date +/- INTERVAL of whole days and months stays a date (Spark's DateAddInterval); else a timestamp."""
     if isinstance(types[0], (T.DateType, T.StringType)) and literals[3] == 0:
         return T.DateType()
-    return T.TimestampType()
+    return _same_timestamp(types[0])
 
 
 # interval_add(start, months, days, microseconds): what `start + INTERVAL ...` in SQL becomes.
-register("interval_add", 4, 4, lambda types: T.TimestampType(), literal_result=_interval_result)
+register("interval_add", 4, 4, lambda types: _same_timestamp(types[0]), literal_result=_interval_result)
 for _name in ("datediff", "date_diff"):
     register(_name, 2, 2, returns(T.IntegerType()), takes(_name, DATE, DATE))
 register("months_between", 2, 3, returns(T.DoubleType()), takes("months_between", TIMESTAMP, TIMESTAMP, BOOLEAN),
@@ -64,11 +69,15 @@ register("to_timestamp", 1, 2, returns(T.TimestampType()),
          lambda types: ([None] if isinstance(types[0], T.NumericType)
                         else check_arguments("to_timestamp", [DATETIME_TEXT], types[:1]))
          + check_arguments("to_timestamp", [STRING], types[1:]))
+# to_timestamp's wall-clock twin: the time the text says, in no zone.
+register("to_timestamp_ntz", 1, 2, returns(T.TimestampNTZType()),
+         lambda types: check_arguments("to_timestamp_ntz", [DATETIME_TEXT], types[:1])
+         + check_arguments("to_timestamp_ntz", [STRING], types[1:]))
 register("date_format", 2, 2, returns(T.StringType()), takes("date_format", TIMESTAMP, STRING))
 register("current_date", 0, 0, returns(T.DateType()))
 register("current_timestamp", 0, 0, returns(T.TimestampType()))
 register("now", 0, 0, returns(T.TimestampType()))
-register("date_trunc", 2, 2, returns(T.TimestampType()), takes("date_trunc", STRING, TIMESTAMP))
+register("date_trunc", 2, 2, lambda types: _same_timestamp(types[1]), takes("date_trunc", STRING, TIMESTAMP))
 register("trunc", 2, 2, returns(T.DateType()), takes("trunc", DATE, STRING))
 for _name in ("unix_timestamp", "to_unix_timestamp"):
     register(_name, 0 if _name == "unix_timestamp" else 1, 2, returns(T.LongType()),

@@ -3,7 +3,6 @@ make_date, next_day and time zones (from_utc_timestamp, to_utc_timestamp)."""
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -14,7 +13,9 @@ import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
 from quiver.engine.core.ansi import ansi_enabled
+from quiver.engine.core.conf import normalize_time_zone
 from quiver.engine.core.errors import DateTimeException, QuiverError
+from quiver.engine.core.time_zones import local_to_utc, utc_to_local
 from quiver.executors.cpu import datetime_format as dtf
 from quiver.executors.cpu.cast import cast_array
 from quiver.executors.cpu.kernels.registry import (
@@ -184,9 +185,10 @@ def to_date(args: list[Value], rt: T.DataType) -> Value:
     return dtf.parse_with_pattern(value, fmt, "to_date").cast(pa.date32())
 
 
-@kernel("to_timestamp")
+@kernel("to_timestamp", "to_timestamp_ntz")
 def to_timestamp(args: list[Value], rt: T.DataType) -> Value:
-    """A timestamp from text (CAST rules or a Spark pattern), a date, or seconds since the epoch."""
+    """A timestamp from text (CAST rules or a Spark pattern), a date, or seconds since the epoch; in the layout
+    an instant and a wall-clock time share (the analyzer decides which the text is, analysis/time_zones.py)."""
     value = args[0]
     if len(args) == 1 or not (pa.types.is_string(value.type) or pa.types.is_large_string(value.type)):
         return cast_array(value, T.TimestampType())
@@ -340,34 +342,20 @@ def next_day(args: list[Value], rt: T.DataType) -> Value:
     return per_constant([args[0]], [args[1]], apply, pa.date32())
 
 
-def _zone(name: str) -> Any:
-    m = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?", name.strip())
-    if m:
-        sign = 1 if m.group(1) == "+" else -1
-        return _dt.timezone(sign * _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0)))
-    import zoneinfo
-
-    try:
-        return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as err:
+def _zone(name: str) -> str:
+    zone = normalize_time_zone(name)
+    if zone is None:
         raise QuiverError(f"unknown time zone {name!r}; use a region such as 'America/New_York' or an "
-                          "offset such as '+08:00'") from err
+                          "offset such as '+08:00'")
+    return zone
 
 
 def _shift_zone(stamps: pa.Array, zone_name: str, to_utc: bool) -> pa.Array:
-    import pandas as pd
-
+    """Spark's from_utc_timestamp (the UTC wall-clock time of each value, shown as `zone_name`'s) and
+    to_utc_timestamp (its inverse), by Java's rules for repeated and skipped times."""
     zone = _zone(zone_name)
-    micros = stamps.view(pa.int64()) if pa.types.is_timestamp(stamps.type) else stamps
-    series = pd.Series(pd.to_datetime(micros.fill_null(0).to_numpy(zero_copy_only=False), unit="us"))
-    if to_utc:
-        local = series.dt.tz_localize(zone, ambiguous=np.ones(len(series), bool),
-                                      nonexistent=pd.Timedelta(hours=1))
-        shifted = local.dt.tz_convert("UTC").dt.tz_localize(None)
-    else:
-        shifted = series.dt.tz_localize("UTC").dt.tz_convert(zone).dt.tz_localize(None)
-    values = shifted.to_numpy().astype("datetime64[us]").astype(np.int64)
-    return pa.array(values, pa.int64(), mask=stamps.is_null().to_numpy(zero_copy_only=False)).view(pa.timestamp("us"))
+    stamps = stamps if pa.types.is_timestamp(stamps.type) else stamps.view(pa.timestamp("us"))
+    return local_to_utc(stamps, zone) if to_utc else utc_to_local(stamps, zone)
 
 
 @kernel("from_utc_timestamp")

@@ -181,6 +181,8 @@ def _in_reason(expr: In) -> str | None:
 def _cast_reason(expr: Cast) -> str | None:
     if expr.is_try:
         return "TRY_CAST runs on the CPU"
+    if expr.time_zone is not None and expr.time_zone != "UTC":
+        return f"a cast through the wall-clock time of session time zone {expr.time_zone} runs on the CPU"
     src, dst = expr.child.dtype, expr.to
     if src == dst:
         return None

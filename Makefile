@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-ray lint bench venv clean
+.PHONY: demo test test-ray lint bench venv clean wheel-check
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ test: $(STAMP)
 # The compat and e2e suites again on a local Ray (about ten minutes): CI runs it after `make test`.
 test-ray: $(STAMP)
 	QUIVER_TEST_MASTER=ray $(PY) -m pytest tests/compat tests/e2e
+
+# The built wheel in a fresh venv of its own (the plain `pip install`): import, CLI, the README's core snippets.
+wheel-check: $(STAMP)
+	scripts/wheel-check
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.core --rows 10000000

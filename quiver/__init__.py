@@ -4,9 +4,12 @@
     from quiver import functions as F, types as T, Window
     spark = quiver.Session.builder.master("local[2]").getOrCreate()
 """
-from quiver.engine.execution.memory import keep_freed_memory
+import os
 
-keep_freed_memory()  # before anything imports pyarrow: mimalloc reads its options when Arrow loads
+if os.environ.get("QUIVER_TUNE_ALLOCATOR") == "1":  # asked for: before pyarrow loads, as mimalloc needs
+    from quiver.engine.execution.memory import tune_allocator
+
+    tune_allocator()
 
 from quiver import functions, resource, types
 from quiver.engine.api.column import Column
@@ -17,7 +20,7 @@ from quiver.engine.api.udf import udf
 from quiver.engine.api.window import Window, WindowSpec
 from quiver.engine.core.errors import AnalysisException, ParseException, QuiverError
 from quiver.engine.core.row import Row
-from quiver._version import __version__
+from quiver.engine.core.version import __version__
 from quiver.pyspark_modules import use_as_pyspark
 
 SparkSession = Session

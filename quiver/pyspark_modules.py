@@ -85,7 +85,8 @@ def pyspark_modules() -> dict[str, types.ModuleType]:
                   "ArithmeticException": errors.ArithmeticException,
                   "NumberFormatException": errors.NumberFormatException,
                   "DateTimeException": errors.DateTimeException,
-                  "ArrayIndexOutOfBoundsException": errors.ArrayIndexOutOfBoundsException}
+                  "ArrayIndexOutOfBoundsException": errors.ArrayIndexOutOfBoundsException,
+                  "PySparkNotImplementedError": errors.QuiverNotSupported}
     window = _module("pyspark.sql.window", "Window specifications.", Window=Window, WindowSpec=WindowSpec)
     sql = _module(
         "pyspark.sql", "Quiver's PySpark SQL API.", package=True, SparkSession=SparkSession,

@@ -467,3 +467,12 @@ def test_every_conf_key_is_documented():
     readme = _readme()
     undocumented = sorted(k for k in _code_conf_keys() if f"`{k}`" not in readme)
     assert not undocumented, f"conf keys the code reads but README.md's Configuration section lacks: {undocumented}"
+
+
+def test_generated_missing_api_module_is_current():
+    """quiver/engine/api/missing_api.py, which makes `df.rdd` raise QuiverNotSupported, lists what the table
+    lists as missing."""
+    pytest.importorskip("pyspark.sql", reason="the module compares against PySpark's API")
+    generated = _script().missing_module()
+    written = (ROOT / "quiver" / "engine" / "api" / "missing_api.py").read_text()
+    assert written == generated, f"quiver/engine/api/missing_api.py is out of date; run `{REGENERATE}`"

@@ -13,7 +13,6 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from quiver.connectors.base import ColumnStatistics, ReadOptions, SourceStatistics
@@ -279,6 +278,8 @@ class FileSource:
         """
         if predicate is None:
             return None
+        import pyarrow.dataset as ds
+
         try:
             ds.dataset(schema.empty_table()).scanner(filter=predicate)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError):
@@ -288,6 +289,8 @@ class FileSource:
     @staticmethod
     def _pruned(piece: FilePiece, partition: dict[str, pa.Scalar], predicate: pc.Expression, schema: pa.Schema) -> bool:
         """True when the file's partition values alone rule the predicate out."""
+        import pyarrow.dataset as ds
+
         # A fragment of any format works: it is never opened, only its partition expression is used.
         fmt = ds.IpcFileFormat()
         fragment = fmt.make_fragment(piece.file.path, _LOCAL, partition_expression=partition_expression(partition))

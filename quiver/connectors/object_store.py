@@ -1,10 +1,18 @@
-"""Where a path's bytes live: the local disk, or an S3-compatible object store for `s3://bucket/key`.
+"""Where a path's bytes live: the local disk, an S3-compatible object store for `s3://bucket/key`, or any
+other file system pyarrow or fsspec opens by URI (`gs://`, `abfs://`, `hdfs://`, `https://`, `memory://`).
 
 Every file connector resolves paths here (`resolve`: path -> pyarrow FileSystem and the path
 within it), so `s3://` works wherever a local path does; `s3a://` and `s3n://`, Hadoop's names,
 mean the same. Local files are opened as before (open(), memory maps, os.stat, pyarrow's local
 file system). Writes to an object store commit through `connectors.sink`, which uses the object
 helpers at the end of this module (upload, copy, delete).
+
+Another scheme is opened with pyarrow's own file system where it has one that works here (`gs://` and
+`gcs://`: GCS; `abfs://` and `abfss://`: Azure; `hdfs://` and `viewfs://`: HDFS through libhdfs), else with
+fsspec's (`https://` and `http://`, `memory://`, and whatever fsspec implementation is installed: gcsfs,
+adlfs, ...), which takes its credentials from its own environment and configuration. Every such path is an
+object path here: listed, globbed, read and written through its file system, with the messages naming its
+URI; the S3 settings, ETags and the storage cache are S3's alone.
 
 S3 settings (endpoint, credentials, region) come from the session conf, `quiver.s3.*` or Hadoop's
 `spark.hadoop.fs.s3a.*` aliases, else from the AWS environment variables. A read or a write binds
@@ -34,6 +42,10 @@ from quiver.engine.core.conf import canonical_key
 from quiver.engine.core.errors import AnalysisException, ConfigurationError, QuiverError
 
 OBJECT_SCHEMES = ("s3", "s3a", "s3n")
+# Schemes pyarrow has a file system of its own for (its FileSystem.from_uri); fsspec is asked for the rest.
+PYARROW_SCHEMES = ("gs", "gcs", "abfs", "abfss", "hdfs", "viewfs")
+# Of those, the ones whose file system takes paths below the host (`/key`), not `bucket/key`.
+HOST_RELATIVE_SCHEMES = ("hdfs", "viewfs")
 ENDPOINT_KEY = "quiver.s3.endpoint"
 ACCESS_KEY_KEY = "quiver.s3.accessKey"
 SECRET_KEY_KEY = "quiver.s3.secretKey"
@@ -173,7 +185,7 @@ def _rebind(buckets: tuple[tuple[str, S3Settings], ...]) -> StorageBinding:
 def bind_settings(paths: str | os.PathLike | Sequence[str | os.PathLike], conf: Mapping[str, Any]) -> None:
     """Reach the buckets of the object-store paths among `paths` with the S3 settings `conf` (a
     session's conf) names, or the environment's; local paths need nothing."""
-    buckets = {split_uri(p)[0] for p in _as_list(paths) if is_object_path(p)}
+    buckets = {split_uri(p)[0] for p in _as_list(paths) if is_s3_path(p)}
     if buckets:
         settings = S3Settings.from_conf(conf)
         _rebind(tuple((b, settings) for b in sorted(buckets)))
@@ -181,7 +193,7 @@ def bind_settings(paths: str | os.PathLike | Sequence[str | os.PathLike], conf: 
 
 def binding_for(paths: Iterable[str]) -> StorageBinding:
     """The settings the object-store paths among `paths` resolve with now, to carry with a source or sink."""
-    buckets = sorted({split_uri(p)[0] for p in paths if is_object_path(p)})
+    buckets = sorted({split_uri(p)[0] for p in paths if is_s3_path(p)})
     return StorageBinding(tuple((b, settings_for(b)) for b in buckets))
 
 
@@ -198,54 +210,125 @@ def _as_list(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str
     return [os.fspath(p) for p in paths]
 
 
-def is_object_path(path: str | os.PathLike) -> bool:
-    """True for `s3://`, `s3a://` and `s3n://` URIs."""
+def _scheme(path: str | os.PathLike) -> str:
+    """The URI scheme of `path`, lower case; "" for a plain local path (a Windows drive letter included)."""
     scheme, sep, _ = os.fspath(path).partition("://")
-    return bool(sep) and scheme.lower() in OBJECT_SCHEMES
+    return scheme.lower() if sep and len(scheme) > 1 and scheme.replace("+", "").replace("-", "").isalnum() else ""
+
+
+def is_object_path(path: str | os.PathLike) -> bool:
+    """True for a URI of any file system but the local one: `s3://` (also `s3a://`, `s3n://`), `gs://`,
+    `abfs://`, `hdfs://`, `https://`, ..."""
+    return _scheme(path) not in ("", "file")
+
+
+def is_s3_path(path: str | os.PathLike) -> bool:
+    """True for `s3://`, `s3a://` and `s3n://` URIs."""
+    return _scheme(path) in OBJECT_SCHEMES
 
 
 def normalize_path(path: str | os.PathLike) -> str:
-    """A local path made absolute (`file:` URIs accepted), an object URI as `s3://bucket/key` without a
-    trailing slash; another scheme is refused naming the ones that work."""
+    """A local path made absolute (`file:` URIs accepted), an S3 URI as `s3://bucket/key` and another
+    URI as `scheme://host/key`, without a trailing slash or empty levels."""
     text = os.fspath(path)
-    scheme, sep, rest = text.partition("://")
-    if not sep:
+    scheme = _scheme(text)
+    if not scheme:
         return os.path.abspath(text.removeprefix("file:"))
-    if scheme.lower() == "file":
+    rest = text.partition("://")[2]
+    if scheme == "file":
         return os.path.abspath("/" + rest.lstrip("/"))
-    if scheme.lower() not in OBJECT_SCHEMES:
-        raise ConfigurationError(
-            f"unsupported file system scheme '{scheme}' in {text!r}; paths may be local, file:, or "
-            "s3:// (also s3a:// and s3n://)")
     bucket, _, key = rest.partition("/")
-    if not bucket:
-        raise ConfigurationError(f"{text!r} names no bucket; write s3://bucket/key")
+    if scheme in OBJECT_SCHEMES:
+        if not bucket:
+            raise ConfigurationError(f"{text!r} names no bucket; write s3://bucket/key")
+        scheme = "s3"
     key = "/".join(part for part in key.split("/") if part)
-    return f"s3://{bucket}/{key}" if key else f"s3://{bucket}"
+    return f"{scheme}://{bucket}/{key}" if key else f"{scheme}://{bucket}"
 
 
 def split_uri(uri: str | os.PathLike) -> tuple[str, str]:
-    """(bucket, key) of an object URI."""
-    rest = normalize_path(uri)[len("s3://"):]
+    """(bucket, key) of an object URI: for another scheme, (host or container, path within it)."""
+    rest = normalize_path(uri).partition("://")[2]
     bucket, _, key = rest.partition("/")
     return bucket, key
+
+
+def uri_of(reference: str, fs_path: str) -> str:
+    """The URI of `fs_path`, a path that `reference`'s file system listed."""
+    if "://" in fs_path:  # fsspec's HTTP file system lists whole URLs
+        return normalize_path(fs_path)
+    scheme, _, rest = normalize_path(reference).partition("://")
+    if scheme in HOST_RELATIVE_SCHEMES and _opened_by_pyarrow(scheme, rest.partition("/")[0]):
+        return f"{scheme}://{rest.partition('/')[0]}/{fs_path.lstrip('/')}"
+    return f"{scheme}://{fs_path.lstrip('/')}"
 
 
 def resolve(path: str | os.PathLike) -> tuple[pafs.FileSystem, str]:
     """The pyarrow file system holding `path` and the path within it (`bucket/key` for objects)."""
     if not is_object_path(path):
         return _LOCAL, normalize_path(path)
-    bucket, key = split_uri(path)
+    uri = normalize_path(path)
+    if not is_s3_path(uri):
+        scheme, rest = uri.split("://", 1)
+        fs, inner = _other_filesystem(scheme, rest.partition("/")[0])
+        return fs, inner(uri)
+    bucket, key = split_uri(uri)
     return settings_for(bucket).filesystem(), f"{bucket}/{key}" if key else bucket
+
+
+@functools.lru_cache(maxsize=64)
+def _other_filesystem(scheme: str, authority: str) -> tuple[pafs.FileSystem, Any]:
+    """The file system of `scheme://authority/...` and how a URI maps to a path within it: pyarrow's own
+    where it has one that opens here, else fsspec's wrapped as a pyarrow file system."""
+    failure: Exception | None = None
+    if scheme in PYARROW_SCHEMES:
+        try:
+            fs, _ = pafs.FileSystem.from_uri(f"{scheme}://{authority}/")
+            return fs, functools.partial(_pyarrow_path, scheme)
+        except (OSError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            failure = e  # a pyarrow built without it, or libhdfs missing: fsspec may still open it
+    try:
+        import fsspec
+        from fsspec.core import url_to_fs
+    except ImportError as e:
+        raise ConfigurationError(
+            f"no file system for {scheme}:// URIs: pyarrow has none here"
+            + (f" ({failure})" if failure else "") + "; install fsspec and its implementation of the scheme "
+            "(gcsfs for gs://, adlfs for abfs://, aiohttp for https://)") from e
+    if scheme not in fsspec.available_protocols():
+        raise ConfigurationError(
+            f"unsupported file system scheme '{scheme}': paths may be local, file:, s3:// (also s3a://, s3n://), "
+            f"or any scheme pyarrow or fsspec opens ({', '.join(PYARROW_SCHEMES)}, https, memory, ...)")
+    try:
+        fs, _ = url_to_fs(f"{scheme}://{authority}/")
+    except (ImportError, ValueError) as e:  # fsspec knows the scheme, its implementation is not installed
+        raise ConfigurationError(f"the {scheme}:// file system needs a package fsspec could not import: {e}") from e
+    return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), lambda uri: url_to_fs(uri)[1]
+
+
+def _pyarrow_path(scheme: str, uri: str) -> str:
+    """The path within pyarrow's file system of `uri`: `bucket/key`, or `/key` below an HDFS host."""
+    rest = uri.split("://", 1)[1]
+    return "/" + rest.partition("/")[2] if scheme in HOST_RELATIVE_SCHEMES else rest
+
+
+def _opened_by_pyarrow(scheme: str, authority: str) -> bool:
+    """Whether `scheme://authority` resolved to pyarrow's own file system (not fsspec's)."""
+    return not isinstance(_other_filesystem(scheme, authority)[0], pafs.PyFileSystem)
 
 
 def location_of(path: str) -> str:
     """The endpoint an object path is reached at, for messages."""
+    if not is_s3_path(path):
+        scheme, rest = normalize_path(path).split("://", 1)
+        return f"the {scheme}:// file system ({scheme}://{rest.partition('/')[0]})"
     return settings_for(split_uri(path)[0]).where()
 
 
 def missing_path_error(uri: str) -> AnalysisException:
     """Spark's PATH_NOT_FOUND for an object path, saying whether the bucket itself is missing."""
+    if not is_s3_path(uri):
+        return AnalysisException(f"[PATH_NOT_FOUND] Path does not exist: {uri} (at {location_of(uri)}).")
     bucket, _ = split_uri(uri)
     fs, _ = resolve(uri)
     with storage_errors(uri, "checking bucket of"):
@@ -272,6 +355,8 @@ def _classified(uri: str, action: str, error: OSError, attempts: int | None = No
     if "NO_SUCH_BUCKET" in text or "NoSuchBucket" in text:
         return AnalysisException(f"[PATH_NOT_FOUND] Path does not exist: {uri} (bucket '{bucket}' does not exist "
                                  f"at {place}).")
+    if not is_s3_path(uri):
+        return ObjectStoreError(f"Failed {action} {uri} at {place}: {text}")
     if "ACCESS_DENIED" in text or "InvalidAccessKeyId" in text or "SignatureDoesNotMatch" in text:
         key_id = settings_for(bucket).access_key
         who = f"access key '{key_id}'" if key_id else "the default AWS credentials"
@@ -305,14 +390,14 @@ def list_objects(uri: str) -> list[tuple[str, int]]:
     with storage_errors(uri, "listing"):
         info = fs.get_file_info(key)
         if info.type == pafs.FileType.File:
-            _remember_versions([info])
+            _remember_versions([info], uri)
             return [(normalize_path(uri), info.size)]
         if info.type == pafs.FileType.NotFound:
             return []
         found = fs.get_file_info(pafs.FileSelector(key, recursive=True, allow_not_found=True))
     objects = [f for f in found if f.type == pafs.FileType.File]
-    _remember_versions(objects)
-    return sorted((f"s3://{f.path}", f.size) for f in objects)
+    _remember_versions(objects, uri)
+    return sorted((uri_of(uri, f.path), f.size) for f in objects)
 
 
 # Versions seen by the last listing, so the Parquet footer cache needs no request per lookup; a
@@ -321,11 +406,11 @@ _VERSIONS: dict[str, tuple[int, int]] = {}
 _MAX_VERSIONS = 100_000
 
 
-def _remember_versions(objects: list[pafs.FileInfo]) -> None:
+def _remember_versions(objects: list[pafs.FileInfo], reference: str) -> None:
     with _LOCK:
         if len(_VERSIONS) + len(objects) > _MAX_VERSIONS:
             _VERSIONS.clear()
-        _VERSIONS.update((f"s3://{f.path}", (f.size, f.mtime_ns or 0)) for f in objects)
+        _VERSIONS.update((uri_of(reference, f.path), (f.size, f.mtime_ns or 0)) for f in objects)
 
 
 def has_objects(uri: str) -> bool:
@@ -337,9 +422,10 @@ def glob_objects(pattern: str) -> list[str]:
     """Object paths (objects or prefixes) matching a glob whose `*`, `?` and `[...]` stay within one
     path level, as `glob.glob` does locally; names starting with '.' match only a pattern that does."""
     bucket, key = split_uri(pattern)
+    root = f"{normalize_path(pattern).partition('://')[0]}://{bucket}"
     parts = key.split("/")
     fixed = next((i for i, p in enumerate(parts) if set(p) & set("*?[")), len(parts))
-    prefix = f"s3://{bucket}/" + "/".join(parts[:fixed]) if fixed else f"s3://{bucket}"
+    prefix = f"{root}/" + "/".join(parts[:fixed]) if fixed else root
     matches = set()
     for uri, _ in list_objects(prefix):
         names = split_uri(uri)[1].split("/")
@@ -347,7 +433,7 @@ def glob_objects(pattern: str) -> list[str]:
             continue
         if all(fnmatch.fnmatchcase(n, p) and (p.startswith(".") or not n.startswith("."))
                for n, p in zip(names, parts)):
-            matches.add(f"s3://{bucket}/" + "/".join(names[:len(parts)]))
+            matches.add(f"{root}/" + "/".join(names[:len(parts)]))
     if not matches:
         raise missing_path_error(pattern)
     return sorted(matches)
@@ -355,6 +441,8 @@ def glob_objects(pattern: str) -> list[str]:
 
 def require_bucket(uri: str) -> None:
     """Raise naming the bucket and endpoint when the bucket of `uri` does not exist."""
+    if not is_s3_path(uri):
+        return  # another file system makes the folders a write needs, or refuses the write itself
     bucket, _ = split_uri(uri)
     fs, _ = resolve(uri)
     with storage_errors(uri, "checking bucket of"):
@@ -391,7 +479,7 @@ def open_input_file(path: str) -> pa.NativeFile:
 def object_etag(path: str) -> str:
     """The object's ETag, asked of the store itself (one HEAD): it changes whenever the object does,
     unlike the listing's whole-second modification time. Empty for a local path or a store without one."""
-    if not is_object_path(path):
+    if not is_s3_path(path):
         return ""
     bucket, key = split_uri(path)
     with storage_errors(path, "looking up"):
@@ -403,8 +491,8 @@ def object_etag(path: str) -> str:
 
 def decoded_cache_for(path: str) -> tuple[DecodedCache, str] | None:
     """The cache of decoded row groups an object path's reads use, with the object's ETag to key them
-    by; None for a local path or when the session turned it (or the storage cache) off."""
-    if not is_object_path(path):
+    by; None for a path not on S3 or when the session turned it (or the storage cache) off."""
+    if not is_s3_path(path):
         return None
     settings = settings_for(split_uri(path)[0])
     cache = settings.cache.decoded() if settings.cache is not None else None
@@ -425,7 +513,7 @@ def file_version(path: str) -> tuple[int, int]:
     info = object_info(uri)
     if info.type != pafs.FileType.File:
         raise missing_path_error(uri)
-    _remember_versions([info])
+    _remember_versions([info], uri)
     return info.size, info.mtime_ns or 0
 
 
@@ -446,6 +534,15 @@ def read_object(uri: str) -> bytes | None:
     breaks off (a reset or a truncated stream: "Failed to flush response stream"); the driver reads
     markers outside any task a retry would rerun, so this read is retried here, with the same bound
     (`quiver.s3.maxAttempts`) and exponential backoff with full jitter."""
+    if not is_s3_path(uri):
+        fs, path = resolve(uri)
+        try:
+            with fs.open_input_stream(path, compression=None) as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise _classified(uri, "reading", e) from e
     bucket, key = split_uri(uri)
     settings = settings_for(bucket)
     for attempt in range(1, settings.max_attempts + 1):
@@ -487,7 +584,7 @@ def list_children(uri: str) -> list[tuple[str, bool]]:
     fs, key = resolve(uri)
     with storage_errors(uri, "listing"):
         found = fs.get_file_info(pafs.FileSelector(key, recursive=False, allow_not_found=True))
-    return sorted((f"s3://{f.path}", f.type == pafs.FileType.Directory) for f in found)
+    return sorted((uri_of(uri, f.path), f.type == pafs.FileType.Directory) for f in found)
 
 
 def write_empty_object(uri: str) -> None:

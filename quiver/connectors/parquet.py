@@ -6,11 +6,10 @@ import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from quiver.connectors.base import ColumnStatistics, ReadOptions
@@ -35,6 +34,9 @@ from quiver.engine.core.types import (
     from_arrow,
 )
 
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+
 MAX_FOOTERS = 1000
 # A row group whose columns read take more than this (uncompressed, as its footer says) is decoded a batch
 # of SCAN_BATCH_ROWS rows at a time, so a scan task holds one batch of it, not the whole group decoded.
@@ -46,6 +48,8 @@ _EXTENSIONS = {"none": "", "snappy": ".snappy", "gzip": ".gz", "zstd": ".zstd", 
 
 
 def _file_format() -> ds.ParquetFileFormat:
+    import pyarrow.dataset as ds  # at the first read: it imports pandas, which `import quiver` need not pay
+
     # Spark writes INT96 timestamps by default; nanoseconds would overflow for dates past 2262.
     return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
 

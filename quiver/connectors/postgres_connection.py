@@ -115,8 +115,8 @@ def _driver() -> Any:
     try:
         import adbc_driver_postgresql.dbapi as dbapi
     except ImportError as e:
-        raise JdbcError("the jdbc connector needs the ADBC PostgreSQL driver: "
-                        "pip install \"quiver-dataflow[postgres]\" (the adbc-driver-postgresql and adbc-driver-manager packages)") from e
+        raise JdbcError("jdbc needs the ADBC PostgreSQL driver: pip install \"quiver-dataflow[postgres]\" "
+                        "(the adbc-driver-postgresql and adbc-driver-manager packages)") from e
     return dbapi
 
 

@@ -227,8 +227,9 @@ def test_settings_precedence_validation_and_secrets_kept_out_of_repr():
         S3Settings.from_conf({"quiver.s3.accessKey": "k"}, {})
     with pytest.raises(ConfigurationError, match="quiver.s3.endpoint must be a URL"):
         S3Settings.from_conf({"quiver.s3.endpoint": "ftp://x"}, {})
-    with pytest.raises(ConfigurationError, match="unsupported file system scheme 'gs'"):
-        object_store.normalize_path("gs://bucket/key")
+    assert object_store.normalize_path("gs://bucket//key/") == "gs://bucket/key"
+    with pytest.raises(ConfigurationError, match="unsupported file system scheme 'nosuchfs'"):
+        object_store.resolve("nosuchfs://bucket/key")
 
 
 def test_a_pickled_binding_brings_its_settings_where_it_is_unpickled():

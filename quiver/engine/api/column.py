@@ -7,6 +7,7 @@ from typing import Any
 from quiver.engine.analysis import builder
 from quiver.engine.analysis.builder import WindowDefinition
 from quiver.engine.analysis.generators import MultiAlias
+from quiver.engine.api.unsupported import missing_member
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import (
@@ -337,6 +338,9 @@ class Column:
         """
         if item.startswith("__"):
             raise AttributeError(item)
+        missing = missing_member("Column", item)
+        if missing is not None:  # PySpark's method, not a struct field: col["isNaN"] reads a field so named
+            raise missing
         return Column(ScalarFunction("get_field", (self.expr, Literal.of(item))))
 
     def getField(self, name: str) -> Column:

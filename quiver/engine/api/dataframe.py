@@ -6,6 +6,7 @@ column name fails on the line that names it, as in PySpark; actions plan and run
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, overload
 
@@ -19,6 +20,7 @@ from quiver.engine.api.grouped import GroupedData
 from quiver.engine.api.readwriter import DataFrameWriter
 from quiver.engine.api.sampling import DataFrameStatFunctions, random_split, sample, sample_by
 from quiver.engine.api.udf import map_in_batches
+from quiver.engine.api.unsupported import missing_member
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException, ConfigurationError
@@ -44,15 +46,13 @@ from quiver.engine.core.expressions import (
 )
 from quiver.engine.core.row import Row
 from quiver.engine.core.storage_level import StorageLevel
-from quiver.engine.execution.query_execution import QueryExecution, explain_mode
-from quiver.engine.sql.expressions import parse_expression
-from quiver.engine.ui.display import format_value, html_table, show_string
-from quiver.engine.ui.plan_graph import explain_graph
+from quiver.engine.execution.jobs import action
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from quiver.engine.api.session import Session
+    from quiver.engine.execution.query_execution import QueryExecution
 
 
 def _flatten(cols: tuple) -> list:
@@ -92,6 +92,8 @@ class DataFrame:
 
     def _execution(self) -> QueryExecution:
         """A fresh execution of this DataFrame's plan, kept as its last so `explain("cost")` can show its run."""
+        from quiver.engine.execution.query_execution import QueryExecution
+
         self._last_execution = QueryExecution(self._session._context, self._plan)
         return self._last_execution
 
@@ -167,8 +169,14 @@ class DataFrame:
                 raise AttributeError(name)
             if any(a.name == name for a in self._plan.output):
                 return Column(self._resolve_column(name))
+            missing = missing_member("DataFrame", name)
+            if missing is not None:
+                raise missing
+            methods = [m for m in dir(type(self)) if not m.startswith("_")]
+            close = difflib.get_close_matches(name, methods + self.columns, n=1, cutoff=0.75)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
             raise AttributeError(
-                f"'DataFrame' object has no attribute '{name}'. Columns: {', '.join(self.columns)}"
+                f"'DataFrame' object has no attribute '{name}'.{hint} Columns: {', '.join(self.columns)}"
             )
 
     def _resolve_column(self, name: str) -> Expr:
@@ -201,6 +209,8 @@ class DataFrame:
         >>> df.selectExpr("name", "age + 1 AS next").collect()
         [Row(name='Alice', next=3), Row(name='Bob', next=6)]
         """
+        from quiver.engine.sql.expressions import parse_expression  # sqlglot, only where SQL text is given
+
         return self.select(*[Column(parse_expression(e)) for e in _flatten(exprs)])
 
     def withColumn(self, colName: str, col: Column) -> DataFrame:
@@ -309,6 +319,8 @@ class DataFrame:
         1
         """
         if isinstance(condition, str):
+            from quiver.engine.sql.expressions import parse_expression
+
             cond = parse_expression(condition)
         elif isinstance(condition, Column):
             cond = condition.expr
@@ -817,6 +829,8 @@ class DataFrame:
                      Alias(AggregateFunction("min", (a,)), f"min{i}"),
                      Alias(AggregateFunction("max", (a,)), f"max{i}")]
         row = self._with(L.Aggregate(self._plan, (), tuple(aggs))).collect()[0] if attrs else Row._make([], ())
+        from quiver.engine.ui.display import format_value
+
         rows = []
         for stat in stats:
             values = []
@@ -911,6 +925,7 @@ class DataFrame:
 
     # ---------------------------------------------------------- actions
 
+    @action("toArrow")
     def toArrow(self) -> pa.Table:
         """The result as a `pyarrow.Table` (columns and types as `schema`), as PySpark 4's `toArrow`.
 
@@ -919,6 +934,7 @@ class DataFrame:
         """
         return self._execution().to_table()
 
+    @action("collect")
     def collect(self) -> list[Row]:
         """Every row of the result as a list of `Row`.
 
@@ -939,6 +955,7 @@ class DataFrame:
         """
         return pa.schema([pa.field(a.name, a.dtype.to_arrow()) for a in self._plan.output]).__arrow_c_schema__()
 
+    @action("__arrow_c_stream__")
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """The result as an Arrow C stream (the Arrow PyCapsule interface): any Arrow consumer reads a
         DataFrame without a copy, e.g. `pyarrow.table(df)`, `polars.DataFrame(df)`, or DuckDB's
@@ -950,6 +967,7 @@ class DataFrame:
         """
         return self.toArrow().__arrow_c_stream__(requested_schema)
 
+    @action("toPolars")
     def toPolars(self) -> Any:
         """The result as a Polars DataFrame (the `polars` package), from its Arrow result without a copy where
         Polars' layouts allow. Polars needs distinct column names.
@@ -969,6 +987,7 @@ class DataFrame:
                                     "alias, or toDF with new names)")
         return pl.from_arrow(self.toArrow())
 
+    @action("toLocalIterator")
     def toLocalIterator(self, prefetchPartitions: bool = False) -> Iterable[Row]:
         """An iterator over the result's rows. Quiver computes the whole result first (Spark fetches a partition at a
         time); `prefetchPartitions` is accepted and ignored.
@@ -978,6 +997,7 @@ class DataFrame:
         """
         return iter(self.collect())
 
+    @action("toPandas")
     def toPandas(self) -> pd.DataFrame:
         """The result as a `pandas.DataFrame` (dates as `datetime.date` objects, as PySpark gives them).
 
@@ -992,6 +1012,7 @@ class DataFrame:
         frame.columns = names
         return frame
 
+    @action("count")
     def count(self) -> int:
         """The number of rows.
 
@@ -1001,6 +1022,7 @@ class DataFrame:
         counted = self._with(L.Aggregate(self._plan, (), (Alias(AggregateFunction("count", ()), "count"),)))
         return int(counted.toArrow().column(0)[0].as_py())
 
+    @action("take")
     def take(self, num: int) -> list[Row]:
         """The first `num` rows as a list of `Row`.
 
@@ -1015,6 +1037,7 @@ class DataFrame:
     @overload
     def head(self, n: int) -> list[Row]: ...
 
+    @action("head")
     def head(self, n: int | None = None) -> Row | None | list[Row]:
         """The first row (None when there is none), or with `n` a list of the first `n` rows.
 
@@ -1028,6 +1051,7 @@ class DataFrame:
             return rows[0] if rows else None
         return self.take(n)
 
+    @action("first")
     def first(self) -> Row | None:
         """The first row, or None when there is none.
 
@@ -1036,6 +1060,7 @@ class DataFrame:
         """
         return self.head()
 
+    @action("tail")
     def tail(self, num: int) -> list[Row]:
         """The last `num` rows as a list of `Row`. Quiver collects the whole result to take them.
 
@@ -1045,6 +1070,7 @@ class DataFrame:
         rows = self.collect()
         return rows[-num:] if num else []
 
+    @action("isEmpty")
     def isEmpty(self) -> bool:
         """Whether the DataFrame has no rows (runs a job that stops at the first row).
 
@@ -1053,6 +1079,7 @@ class DataFrame:
         """
         return len(self.take(1)) == 0
 
+    @action("show")
     def show(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> None:
         """Print the first `n` rows as a table; `truncate` cuts cells to 20 characters (or to the number given),
         `vertical` prints one block per row. Formats values as Spark does.
@@ -1075,6 +1102,8 @@ class DataFrame:
 
     def _show_string(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> str:
         table = self.limit(n + 1).toArrow() if n >= 0 else self.toArrow()
+        from quiver.engine.ui.display import show_string
+
         return show_string(table, self.schema, n, truncate, vertical)
 
     def explain(self, extended: bool | str | None = None, mode: str | None = None, *,
@@ -1094,11 +1123,15 @@ class DataFrame:
         +- LocalTableScan [age#..., name#...] 2 rows
         ...
         """
+        from quiver.engine.execution.query_execution import QueryExecution, explain_mode
+
         chosen = explain_mode(extended, mode)
         if path is not None and chosen != "graph":
             raise ConfigurationError(f"explain(path=...) is for mode='graph', not mode={chosen!r}")
         qe = QueryExecution(self._session._context, self._plan, describe_only=True)
         if chosen == "graph":
+            from quiver.engine.ui.plan_graph import explain_graph
+
             explain_graph(qe, path)
             return
         last = self._last_execution
@@ -1170,12 +1203,15 @@ class DataFrame:
         """
         return self._with(map_in_batches(self._plan, func, schema, "pandas", profile, barrier))
 
+    @action("show")
     def _repr_html_(self) -> str:
         """The first rows as an HTML table with each column's type (Jupyter shows this for a DataFrame);
         `spark.sql.repl.eagerEval.maxNumRows` and `.truncate` set how many rows and characters per cell."""
         conf = self._session.conf
         n = int(conf.get("quiver.sql.repl.eagerEval.maxNumRows"))
         truncate = int(conf.get("quiver.sql.repl.eagerEval.truncate"))
+        from quiver.engine.ui.display import html_table
+
         return html_table(self.limit(n + 1).toArrow(), self.schema, n, truncate)
 
 

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from quiver.engine.analysis import builder
 from quiver.engine.api.column import Column, to_expr
+from quiver.engine.api.unsupported import PySparkMembers
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.expressions import AggregateFunction, Alias, Expr, UnresolvedColumn
@@ -19,8 +20,10 @@ _DICT_FUNCTIONS = {
 }
 
 
-class GroupedData:
+class GroupedData(PySparkMembers):
     """Grouping keys waiting for aggregates."""
+
+    _pyspark_name = "GroupedData"
 
     def __init__(self, df: DataFrame, keys: list[Expr], pivot: tuple[Expr, list] | None = None):
         self._df = df

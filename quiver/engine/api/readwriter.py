@@ -5,10 +5,10 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from quiver.connectors.object_store import bind_settings
-from quiver.connectors.registry import file_sink, file_source, is_table_format, table_sink, table_source
+from quiver.engine.api.unsupported import PySparkMembers
 from quiver.engine.core.errors import AnalysisException
 from quiver.engine.core.types import StructType, parse_schema
+from quiver.engine.execution.jobs import action
 
 if TYPE_CHECKING:
     from quiver.engine.api.dataframe import DataFrame
@@ -24,8 +24,10 @@ def _option_value(value: Any) -> Any:
     return value
 
 
-class DataFrameReader:
+class DataFrameReader(PySparkMembers):
     """Builds a file `Source` from a format, options and an optional schema, as `spark.read` does."""
+
+    _pyspark_name = "DataFrameReader"
 
     def __init__(self, session: Session):
         self._session = session
@@ -106,12 +108,17 @@ class DataFrameReader:
         if schema is not None:
             self.schema(schema)
         self.options(**options)
+        from quiver.connectors.registry import is_table_format  # connectors load with the first read or write
+
         if is_table_format(self._format):
             return self._load_table()
         if path is None:
             path = self._options.get("path")
         if path is None:
             raise AnalysisException(f"load() needs a path for data source '{self._format}'")
+        from quiver.connectors.object_store import bind_settings
+        from quiver.connectors.registry import file_source
+
         bind_settings(path, self._session.conf.getAll())
         source = file_source(self._format, path, self._options, self._schema)
         return self._session._dataframe_from_source(source)
@@ -190,6 +197,8 @@ class DataFrameReader:
     def _load_table(self, predicates: Sequence[str] | None = None) -> DataFrame:
         if self._schema is not None:
             raise AnalysisException(f"data source '{self._format}' does not allow a user-specified schema")
+        from quiver.connectors.registry import table_source
+
         return self._session._dataframe_from_source(table_source(self._format, self._options, predicates))
 
 
@@ -199,8 +208,10 @@ def _path_list(paths: Sequence[Any]) -> PathArg:
     return list(paths)
 
 
-class DataFrameWriter:
+class DataFrameWriter(PySparkMembers):
     """Builds a file `Sink` from a format, save mode, options and partition columns, as `df.write` does."""
+
+    _pyspark_name = "DataFrameWriter"
 
     def __init__(self, df: DataFrame):
         self._df = df
@@ -293,17 +304,21 @@ class DataFrameWriter:
         if partitionBy is not None:
             self.partitionBy(partitionBy if isinstance(partitionBy, str) else tuple(partitionBy))
         self.options(**options)
-        if is_table_format(self._format):
-            self._save_table()
-            return
-        if path is None:
-            path = self._options.get("path")
-        if path is None:
-            raise AnalysisException(f"save() needs a path for data source '{self._format}'")
-        bind_settings(path, self._df._session.conf.getAll())
-        sink = file_sink(self._format, path, self._mode, self._partition_by, self._options,
-                         self._df.schema.to_arrow_schema())
-        self._df._session._execute_write(self._df, sink)
+        from quiver.connectors.object_store import bind_settings  # connectors load with the first read or write
+        from quiver.connectors.registry import file_sink, is_table_format
+
+        with action(f"write.{self._format}"):
+            if is_table_format(self._format):
+                self._save_table()
+                return
+            if path is None:
+                path = self._options.get("path")
+            if path is None:
+                raise AnalysisException(f"save() needs a path for data source '{self._format}'")
+            bind_settings(path, self._df._session.conf.getAll())
+            sink = file_sink(self._format, path, self._mode, self._partition_by, self._options,
+                             self._df.schema.to_arrow_schema())
+            self._df._session._execute_write(self._df, sink)
 
     def parquet(self, path: str | os.PathLike, mode: str | None = None,
                 partitionBy: str | Sequence[str] | None = None, compression: str | None = None) -> None:
@@ -359,6 +374,8 @@ class DataFrameWriter:
         """Write through a table sink, in at most its `max_tasks` tasks (jdbc's numPartitions)."""
         if self._partition_by:
             raise AnalysisException(f"data source '{self._format}' does not support partitionBy")
+        from quiver.connectors.registry import table_sink
+
         sink = table_sink(self._format, self._mode, self._options, self._df.schema)
         df = self._df if sink.max_tasks is None else self._df.coalesce(sink.max_tasks)
         self._df._session._execute_write(df, sink)

@@ -13,7 +13,7 @@ import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -24,19 +24,19 @@ from quiver.engine.api.dataframe import DataFrame
 from quiver.engine.api.local_data import declared_types, to_arrow_table
 from quiver.engine.api.readwriter import DataFrameReader
 from quiver.engine.api.udf import UDFRegistration
+from quiver.engine.api.unsupported import PySparkMembers
 from quiver.engine.core import plan as L
 from quiver.engine.core import types as T
-from quiver.engine.core.conf import RuntimeConfig, canonical_key
+from quiver.engine.core.conf import UTC_ZONES, RuntimeConfig, canonical_key, system_time_zone
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import AttributeRef, new_expr_id
 from quiver.engine.core.storage_level import StorageLevel
-from quiver.engine.execution.context import ExecutionContext, open_runtime
 from quiver.engine.execution.jobs import JobGroups, check_tag
-from quiver.engine.sql.statements import sql_to_plan
-from quiver.engine.ui.job_report import ReportedJob
-from quiver.engine.ui.progress import ProgressListener
-from quiver.planners.physical.nodes import PhysicalPlan
-from quiver.planners.placement import Candidate, StagePlacement
+
+if TYPE_CHECKING:
+    from quiver.engine.ui.job_report import ReportedJob
+    from quiver.planners.physical.nodes import PhysicalPlan
+    from quiver.planners.placement import Candidate, StagePlacement
 
 _lock = threading.RLock()
 
@@ -123,8 +123,10 @@ class _BuilderDescriptor:
         return _Builder()
 
 
-class SparkContextShim:
+class SparkContextShim(PySparkMembers):
     """The few `spark.sparkContext` members PySpark programs touch on a local session."""
+
+    _pyspark_name = "SparkContext"
 
     def __init__(self, session: Session):
         self._session = session
@@ -318,11 +320,13 @@ def set_submit_defaults(master: str | None, conf: dict[str, Any]) -> None:
     _submit_master, _submit_conf = master, dict(conf)
 
 
-class Session:
+class Session(PySparkMembers):
     """A Quiver session; use `Session.builder...getOrCreate()`."""
 
     builder = _BuilderDescriptor()
     _active: Session | None = None
+
+    _pyspark_name = "SparkSession"
 
     def __init__(self, options: dict[str, Any] | None = None):
         options = {**_submit_conf, **dict(options or {})}
@@ -331,6 +335,15 @@ class Session:
         self.master = str(self.conf.get("quiver.master", default_master))
         # Read back as Spark answers it: spark.conf.get("spark.master") is the master the session runs on.
         self.conf.set("quiver.master", self.master)
+        # The engine's layers load with the first session, not with `import quiver`.
+        from quiver.engine.execution.context import ExecutionContext, open_runtime
+        from quiver.engine.execution.memory import tune_allocator
+        from quiver.engine.ui.job_report import ReportedJob
+        from quiver.engine.ui.progress import ProgressListener
+
+        _warn_of_local_time_zone(self.conf)
+        if self.conf.flag("quiver.memory.tuneAllocator"):
+            tune_allocator()
         self._context = ExecutionContext(self.conf, open_runtime(self.master, self.conf), job_record=ReportedJob)
         self._context.scheduler.listeners.append(ProgressListener(self.conf))
         self._catalog = SessionCatalog(self._context.cache)
@@ -412,7 +425,7 @@ class Session:
         >>> spark.version == quiver.__version__
         True
         """
-        from quiver._version import __version__
+        from quiver.engine.core.version import __version__
 
         return __version__
 
@@ -426,6 +439,8 @@ class Session:
         job = self._context.scheduler.last_job
         if job is None:
             raise QuiverError("no job has run in this session yet; run an action such as collect() or count() first")
+        from quiver.engine.ui.job_report import ReportedJob
+
         assert isinstance(job, ReportedJob), "this session's scheduler records its jobs as ReportedJob"
         return job
 
@@ -574,6 +589,8 @@ class Session:
         [Row(one=1)]
         """
         with self._analysis():
+            from quiver.engine.sql.statements import sql_to_plan  # sqlglot, imported at the first query text
+
             plan = sql_to_plan(self._catalog, sqlQuery)
         return self._df(plan)
 
@@ -629,8 +646,10 @@ class Session:
             raise
 
 
-class Catalog:
+class Catalog(PySparkMembers):
     """`spark.catalog`: the session's temp views and their caching."""
+
+    _pyspark_name = "Catalog"
 
     def __init__(self, catalog: SessionCatalog):
         self._catalog = catalog
@@ -694,3 +713,13 @@ class Catalog:
         False
         """
         self._catalog.cache.clear()
+
+
+def _warn_of_local_time_zone(conf: RuntimeConfig) -> None:
+    """Say once per session when the machine's zone is not UTC and the user named none: Spark would work in
+    the machine's zone, Quiver works in UTC."""
+    zone = system_time_zone()
+    if not conf.is_set("spark.sql.session.timeZone") and zone.lower() not in UTC_ZONES:
+        warnings.warn(f"this machine's time zone is {zone}, where Spark's session time zone would default to; "
+                      "Quiver computes dates and times in UTC (spark.sql.session.timeZone=UTC)", UserWarning,
+                      stacklevel=4)

@@ -27,7 +27,6 @@ from quiver.engine.core.expressions import PANDAS_UDF as PANDAS
 from quiver.engine.core.expressions import ROW_UDF as ROW
 from quiver.engine.core.expressions import Expr, PythonUDF
 from quiver.engine.core.resources import requested_device
-from quiver.executors.cpu.numba_udf import NumbaKernels
 
 ENGINES = ("python", "numba")
 
@@ -86,6 +85,8 @@ class UserDefinedFunction:
                 setattr(self, attr, value)
         self.__name__ = self._name
         if kind == NUMBA:
+            from quiver.executors.cpu.numba_udf import NumbaKernels  # numba, only for a numba UDF
+
             self._kernels = NumbaKernels(func, self._return_type, self._name)
 
     @property

@@ -1,11 +1,16 @@
 """Session configuration: `quiver.*` keys, with the `spark.*` keys users already set as aliases."""
 from __future__ import annotations
 
+import difflib
+import functools
+import os
 import re
+import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.core.errors import ConfigurationError, QuiverNotSupported
 
 ALIASES = {
     "spark.sql.shuffle.partitions": "quiver.sql.shuffle.partitions",
@@ -22,6 +27,7 @@ ALIASES = {
     "spark.memory.fraction": "quiver.memory.fraction",
     "spark.driver.memory": "quiver.driver.memory",
     "spark.executor.memory": "quiver.executor.memory",
+    "spark.sql.session.timeZone": "quiver.sql.session.timeZone",
 }
 # Hadoop's S3A keys, as Spark users set them (with or without `spark.hadoop.`), name Quiver's S3 settings.
 _S3A_KEYS = {"endpoint": "endpoint", "access.key": "accessKey", "secret.key": "secretKey",
@@ -56,6 +62,8 @@ DEFAULTS: dict[str, str] = {
     "quiver.profile.gpu": "nvidia-h200",
     "quiver.profile.npu": "ascend-910b",
     "quiver.sql.ansi.enabled": "true",
+    # the zone date and time functions work in; Quiver computes in UTC only (see parse_time_zone)
+    "quiver.sql.session.timeZone": "UTC",
     # rows and characters per cell a DataFrame shows as an HTML table in a notebook
     "quiver.sql.repl.eagerEval.maxNumRows": "20",
     "quiver.sql.repl.eagerEval.truncate": "20",
@@ -71,6 +79,9 @@ DEFAULTS: dict[str, str] = {
     # bytes the operators' state and the block store of one process may hold before they spill to disk;
     # unset: quiver.memory.fraction of the memory the process may use (its cgroup's limit, else physical memory)
     "quiver.memory.fraction": "0.6",
+    # whether Quiver may tune this process's allocators (Arrow's pool, glibc's malloc): quiver-submit's
+    # applications and the benchmarks do; a library embedded in someone else's program leaves them alone
+    "quiver.memory.tuneAllocator": "false",
     # where spill files go (a private folder per session is made under it); unset: the temp dir
     "quiver.local.dir": "",
     # the largest result an action may bring to the driver (collect, toPandas); 0: unbounded
@@ -89,6 +100,13 @@ DEFAULTS: dict[str, str] = {
     "quiver.sql.adaptive.autoBroadcastJoinThreshold": "",
 }
 
+# Keys read where set and left unset otherwise (no default value), besides DEFAULTS' keys.
+OPTIONAL_KEYS = frozenset({
+    "quiver.master", "quiver.memory.limit", "quiver.driver.memory", "quiver.executor.memory",
+    "quiver.cache.storage.dir", "quiver.ray.numCpus", "quiver.ray.objectStoreMemory",
+    *(f"quiver.s3.{ours}" for ours in _S3A_KEYS.values()),
+})
+
 PLACEMENT_MODES = ("cost", "cpu", "gpu", "npu")
 
 _SIZE = re.compile(r"^\s*(-?\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
@@ -97,6 +115,45 @@ _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 def canonical_key(key: str) -> str:
     return ALIASES.get(key, key)
+
+
+@functools.cache
+def known_keys() -> frozenset[str]:
+    """Every `quiver.*` key the engine reads."""
+    return frozenset(DEFAULTS) | OPTIONAL_KEYS | frozenset(_VALIDATORS)
+
+
+def unknown_key_warning(key: str) -> str | None:
+    """What to tell a user who set `key`: None for a key Quiver knows or another system's (`spark.*` keys
+    Quiver does not use are kept and ignored, as Spark keeps keys it does not know), else the message with
+    the closest known key."""
+    canon = canonical_key(key)
+    known = known_keys()
+    if not canon.startswith("quiver.") or canon in known:
+        return None
+    close = difflib.get_close_matches(canon, sorted(known), n=1, cutoff=0.8)
+    hint = f"; did you mean {close[0]!r}?" if close else "; the README's Configuration section lists the keys"
+    return f"unknown conf key {key!r} is kept but nothing reads it{hint}"
+
+
+def system_time_zone() -> str:
+    """The machine's time zone as a region ID (`Europe/Oslo`), as Spark's JVM takes its default zone: `$TZ`,
+    else the zone /etc/localtime links to, else the offset Python sees (`+01:00`), `UTC` where none is known.
+    A session says when it differs from UTC, the only zone Quiver computes in."""
+    tz = os.environ.get("TZ", "").lstrip(":")
+    if "/" in tz or tz in ("UTC", "GMT"):
+        return tz
+    try:
+        target = os.path.realpath("/etc/localtime")
+    except OSError:
+        target = ""
+    if "zoneinfo/" in target:
+        return target.split("zoneinfo/", 1)[1]
+    offset = -(time.altzone if time.daylight and time.localtime().tm_isdst > 0 else time.timezone)
+    if offset == 0:
+        return "UTC"
+    sign = "+" if offset > 0 else "-"
+    return f"{sign}{abs(offset) // 3600:02d}:{abs(offset) % 3600 // 60:02d}"
 
 
 def parse_size(key: str, value: Any) -> int:
@@ -148,6 +205,24 @@ def parse_bool(key: str, value: Any) -> str:
     text = str(value).strip().lower()
     if text not in ("true", "false"):
         raise ConfigurationError(f"{key} must be true or false, got {value!r}")
+    return text
+
+
+# Names of UTC that Spark accepts as a session time zone.
+UTC_ZONES = frozenset({"utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu", "etc/zulu", "universal", "etc/universal",
+                       "uct", "etc/uct", "gmt0", "etc/gmt0", "greenwich", "etc/greenwich", "+00:00", "-00:00",
+                       "utc+0", "utc-0", "gmt+0", "gmt-0", "utc+00:00", "gmt+00:00", "etc/gmt+0", "etc/gmt-0"})
+
+
+def parse_time_zone(key: str, value: Any) -> str:
+    """A session time zone Quiver computes in: UTC under any of its names. Another zone is refused rather
+    than accepted and ignored, which would shift every hour(), date_format() and cast by its offset."""
+    text = str(value).strip()
+    if text.lower() not in UTC_ZONES:
+        raise QuiverNotSupported(
+            f"{key}={text!r}: Quiver computes dates and times in UTC only, so the session time zone can only be "
+            f"UTC (or Etc/UTC, GMT, +00:00); convert with from_utc_timestamp(col, {text!r}) and "
+            f"to_utc_timestamp(col, {text!r}) where a local time is needed")
     return text
 
 
@@ -225,6 +300,8 @@ _VALIDATORS = {
     "quiver.sql.repl.eagerEval.truncate": parse_non_negative_int,
     "quiver.ui.progress.delayMs": parse_non_negative_int,
     "quiver.python.udf.inProcess": parse_bool,
+    "quiver.memory.tuneAllocator": parse_bool,
+    "quiver.sql.session.timeZone": parse_time_zone,
     "quiver.python.worker.memory": parse_size,
     "quiver.memory.limit": parse_size,
     "quiver.memory.fraction": parse_fraction,
@@ -266,6 +343,10 @@ class RuntimeConfig:
             value = "true" if value else "false"
         if canon in _VALIDATORS:
             _VALIDATORS[canon](key, value)
+        else:
+            message = unknown_key_warning(key)
+            if message:
+                warnings.warn(message, UserWarning, stacklevel=2)
         self._values[canon] = str(value)
 
     def is_set(self, key: str) -> bool:
@@ -306,6 +387,10 @@ class RuntimeConfig:
         '8'
         """
         return {**DEFAULTS, **self._values}
+
+    def flag(self, key: str) -> bool:
+        """A true/false key's value."""
+        return parse_bool(key, self.get(key)) == "true"
 
     def isModifiable(self, key: str) -> bool:
         """Whether `key` may be set at runtime: always True in Quiver, though the master, the app name,

@@ -49,6 +49,31 @@ class ParseException(AnalysisException):
     """SQL text, a type string or a schema string could not be parsed."""
 
 
+class QuiverNotSupported(QuiverError, NotImplementedError):
+    """A part of PySpark's API Quiver does not have yet (`df.rdd`, `spark.read.orc`, ...): raised where it is
+    used, naming it, instead of an AttributeError that reads like a typo. With PySpark's names in place
+    (`quiver.use_as_pyspark()`, quiver-submit) it is `pyspark.errors.PySparkNotImplementedError`."""
+
+
+SUPPORT_TABLE = "README.md, section 'What is supported, against PySpark'"
+
+
+class MissingAttribute(QuiverNotSupported, AttributeError):
+    """`QuiverNotSupported` for a member read as an attribute: an AttributeError too, so `hasattr(df, "rdd")`
+    and `getattr(df, "rdd", None)` answer that it is missing, as they do for any absent attribute."""
+
+
+def not_supported(owner: str, name: str, version: str) -> QuiverNotSupported:
+    """The error for PySpark's `owner.name`, which Quiver lacks."""
+    return MissingAttribute(
+        f"{owner}.{name} is part of PySpark {version}'s API that Quiver does not support yet; "
+        f"what Quiver supports is listed in {SUPPORT_TABLE}")
+
+
+class SessionStoppedError(QuiverError, RuntimeError):
+    """A job asked of a session after `spark.stop()` (Spark: "Cannot call methods on a stopped SparkContext")."""
+
+
 class ConfigurationError(QuiverError, ValueError):
     """A conf key or option has a value outside what it accepts."""
 

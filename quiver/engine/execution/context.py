@@ -9,6 +9,7 @@ the cache of the plans users persisted. A `QueryExecution` runs one query in thi
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import logging
 import os
 import tempfile
@@ -18,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from quiver.engine.core.conf import RuntimeConfig, parse_size
-from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.core.errors import ConfigurationError, SessionStoppedError
 from quiver.engine.execution.devices import DeviceSet
 from quiver.engine.execution.memory import release_compiler_pages
 from quiver.engine.execution.query_execution import CacheManager
@@ -29,7 +30,7 @@ from quiver.engine.execution.scheduler import DAGScheduler, JobMetrics
 from quiver.executors.base import Executor
 from quiver.executors.blocks import BlockStore, InProcessBlockStore
 from quiver.executors.cpu.executor import CpuExecutor
-from quiver.executors.cpu.hashing import load_kernels
+from quiver.executors.cpu.jit import after_first_kernel_call
 from quiver.executors.cpu.worker_pool import WORKERS, WorkerSettings
 from quiver.executors.memory import MemorySettings, process_memory
 from quiver.executors.native.executor import DuckDBExecutor, native_fragments
@@ -42,6 +43,23 @@ from quiver.planners.stages import Stage, StageGraph
 log = logging.getLogger("quiver.placement")
 
 
+VALID_MASTERS = ("local, local[N], local[*] (threads in this process), ray (join the Ray instance running on this "
+                 "machine, or start one), ray://host:port (a Ray cluster through Ray Client) and ray:ADDRESS (an "
+                 "address as ray.init takes it, e.g. ray:auto, ray:10.0.0.5:6379)")
+
+
+def check_master(master: str) -> str:
+    """`master` as given if it names a runtime (a local or a ray master); else a ConfigurationError naming the
+    valid ones, so a command line can refuse it before anything starts."""
+    if parse_local_master(master, 1) is None and parse_ray_master(master) is None:
+        raise _unknown_master(master)
+    return master
+
+
+def _unknown_master(master: str) -> ConfigurationError:
+    return ConfigurationError(f"master {master!r} is not a master; valid masters are {VALID_MASTERS}")
+
+
 def open_runtime(master: str, conf: RuntimeConfig) -> Runtime:
     """The runtime a master names: threads for local masters, Ray workers for ray masters."""
     threads = parse_local_master(master, os.cpu_count() or 1)
@@ -49,11 +67,7 @@ def open_runtime(master: str, conf: RuntimeConfig) -> Runtime:
         return LocalRuntime(threads)
     address = parse_ray_master(master)
     if address is None:
-        raise ConfigurationError(
-            f"master {master!r} is not a master; valid masters are local, local[N], local[*] (threads in this "
-            "process), ray (join the Ray instance running on this machine, or start one), ray://host:port "
-            "(a Ray cluster through Ray Client) and ray:ADDRESS (an address as ray.init takes it, e.g. ray:auto, "
-            "ray:10.0.0.5:6379)")
+        raise _unknown_master(master)
     return RayRuntime.connect(address, conf)
 
 
@@ -74,6 +88,8 @@ class ExecutionContext:
         self.last_placements: dict[int, StagePlacement] = {}
         self.cache = CacheManager(self)
         self._native: DuckDBExecutor | None = None
+        # Set by `shutdown`: a stopped session's runtime is gone, so its queries raise instead of half-running.
+        self.stopped = False
         # Open the configured devices now, so a wrong quiver.devices fails when the session starts.
         self.devices.candidates(conf.get("quiver.devices"), self._profile_names())
         # Spill folders of sessions that died (killed, crashed) under the same local dir go now.
@@ -81,8 +97,7 @@ class ExecutionContext:
         if swept:
             log.info("removed %d spill folder(s) that processes which ended left behind", len(swept))
         self.attach_store_memory()
-        load_kernels()
-        release_compiler_pages()
+        after_first_kernel_call(release_compiler_pages)
 
     def memory_settings(self) -> MemorySettings:
         """The memory budget and spill root the conf names now (`quiver.memory.*`, `quiver.local.dir`)."""
@@ -111,6 +126,9 @@ class ExecutionContext:
                 ansi: bool = False) -> list[Any]:
         """Run one job on the scheduler, with user Python code where `quiver.python.*` says, in the query's
         ANSI mode."""
+        if self.stopped:
+            raise SessionStoppedError("this session was stopped (spark.stop()), so it runs no more jobs; "
+                                      "start another with Session.builder.getOrCreate()")
         self.configure_python_workers()
         self.attach_store_memory()
         return self.scheduler.run_job(graph, result_task, ansi=ansi, memory=self.memory_settings(),
@@ -125,6 +143,7 @@ class ExecutionContext:
 
     def shutdown(self) -> None:
         """Cancel running jobs, free the cache, stop the runtime and the Python workers."""
+        self.stopped = True
         self.scheduler.jobs.cancel_all("because SparkContext was shut down")
         self.cache.clear()
         self.runtime.shutdown()
@@ -183,11 +202,9 @@ class ExecutionContext:
         share = float(self.conf.get("quiver.native.maxOutputShare"))
         least = parse_size("quiver.native.minScanBytes", self.conf.get("quiver.native.minScanBytes"))
         if self._native is None or (self._native.max_output_share, self._native.min_scan_bytes) != (share, least):
-            try:
-                import duckdb  # noqa: F401
-            except ImportError as e:
+            if importlib.util.find_spec("duckdb") is None:  # found, not imported: a fragment imports it
                 raise ConfigurationError("quiver.native.engine is duckdb, which needs the duckdb package: "
-                                         "pip install duckdb (or set quiver.native.engine to none)") from e
+                                         "pip install duckdb (or set quiver.native.engine to none)")
             self._native = DuckDBExecutor(share, least)
         return self._native
 
@@ -210,4 +227,4 @@ class ExecutionContext:
                     c.executor.cache_drop(cache_key)
 
 
-__all__ = ["ExecutionContext", "open_runtime"]
+__all__ = ["VALID_MASTERS", "ExecutionContext", "check_master", "open_runtime"]

@@ -1,4 +1,5 @@
-"""Job groups, tags and cancellation: Spark's `setJobGroup` / `cancelJobGroup` and the session's tags.
+"""Job groups, tags, cancellation and the action that names a job: Spark's `setJobGroup` / `cancelJobGroup`,
+the session's tags, and the call site Spark names a job by.
 
 A thread's job properties (its job group, description, whether to interrupt on cancel, its session
 tags and job tags) are given to every job that thread starts, as Spark's local properties are. While
@@ -9,10 +10,36 @@ action that started each raises `JobCancelledError` in its own thread.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cancellation import Cancellation
+
+# The action running in this thread (or task of asyncio), which names the jobs it starts.
+_ACTION: ContextVar[str | None] = ContextVar("quiver_action", default=None)
+
+
+@contextmanager
+def action(name: str) -> Iterator[None]:
+    """Name the jobs started inside as the action `name` (collect, count, show, write.parquet), for progress
+    and job reports, as Spark names a job by its call site. Also a decorator of an action method. An action
+    run by another (`show` runs `toArrow`) leaves the outer one's name."""
+    if _ACTION.get() is not None:
+        yield
+        return
+    token = _ACTION.set(name)
+    try:
+        yield
+    finally:
+        _ACTION.reset(token)
+
+
+def current_action() -> str:
+    """The name of the action running in this thread, or "" outside one."""
+    return _ACTION.get() or ""
 
 
 class JobCancelledError(QuiverError):
@@ -116,4 +143,4 @@ class JobGroups:
         return self._cancel(self.running(), reason)
 
 
-__all__ = ["InvalidTagError", "JobCancelledError", "JobGroups", "RunningJob", "check_tag"]
+__all__ = ["InvalidTagError", "JobCancelledError", "JobGroups", "RunningJob", "action", "check_tag", "current_action"]

@@ -22,9 +22,11 @@ counts against the limit; glibc trims its heap once more than `GLIBC_TRIM_THRESH
 At TPC-H SF1 a second's retention ran the 22 queries 6.5% faster than 100 ms (0.247 → 0.231 s geomean)
 for 0.02 GiB more at the largest peak (`benchmarks/RESULTS.md`).
 
-Arrow picks its pool, and mimalloc reads its options, once, when Arrow's library loads, so both only
-apply when `quiver` is imported before `pyarrow` (after, the pool is switched for new buffers); glibc's
-options can be set at any time. `QUIVER_KEEP_FREED_MEMORY=0` leaves every allocator setting alone.
+A library should not change its host's allocator, so none of this happens unless asked:
+`quiver.memory.tuneAllocator=true` applies it when a session starts (Arrow's pool is switched for new
+buffers, glibc's options are set), and `QUIVER_TUNE_ALLOCATOR=1` in the environment applies it at
+`import quiver`, before Arrow loads, which mimalloc's options need. `quiver-submit` and the benchmarks,
+whose processes are Quiver's own, ask for it.
 """
 from __future__ import annotations
 
@@ -61,10 +63,8 @@ GLIBC_MMAP_THRESHOLD = 32 << 20  # glibc's largest allowed value on 64-bit
 GLIBC_TRIM_THRESHOLD = 64 << 20
 
 
-def keep_freed_memory() -> list[str]:
+def tune_allocator() -> list[str]:
     """Apply the settings that can still take effect in this process; returns which were applied."""
-    if os.environ.get("QUIVER_KEEP_FREED_MEMORY", "1") == "0":
-        return []
     applied = []
     if ARROW_POOL_VARIABLE not in os.environ:
         os.environ[ARROW_POOL_VARIABLE] = ARROW_POOL

@@ -40,7 +40,7 @@ from quiver.engine.core.errors import (
     StorageFullError,
     TaskFailedError,
 )
-from quiver.engine.execution.jobs import JobCancelledError, JobGroups
+from quiver.engine.execution.jobs import JobCancelledError, JobGroups, current_action
 from quiver.engine.execution.runtime.base import Runtime
 from quiver.engine.execution.tasks import (
     BlocksLost,
@@ -141,8 +141,10 @@ class StageMetrics:
     # Where the tasks ran ("local", or Ray node ids), and what each asked of a worker.
     nodes: tuple[str, ...] = ()
     resources: TaskResources = field(default_factory=TaskResources)
-    # Tasks finished so far, and the rows and bytes their operators produced (live, for progress).
+    # Tasks finished so far, those running now, and the rows and bytes the finished ones' operators produced
+    # (live, for progress).
     tasks_done: int = 0
+    tasks_running: int = 0
     rows: int = 0
     bytes: int = 0
     # "map" (writes shuffle blocks for later stages) or "result" (hands batches to the action).
@@ -175,6 +177,8 @@ class JobMetrics:
     # changed nothing).
     adaptive: list[str] = field(default_factory=list)
     final_stages: str = ""
+    # The action that started the job (collect, count, show, write.parquet, ...; jobs.action), "" if none did.
+    action: str = ""
 
     @property
     def object_store(self) -> dict:
@@ -218,6 +222,9 @@ class JobListener:
 
     def on_stage_start(self, job: JobMetrics, stage: StageMetrics) -> None:
         """A stage's tasks are about to be submitted."""
+
+    def on_task_start(self, job: JobMetrics, stage: StageMetrics, partition: int) -> None:
+        """An attempt of the task of `partition` started running (`stage.tasks_running` counts it)."""
 
     def on_task_end(self, job: JobMetrics, stage: StageMetrics, task: TaskMetrics) -> None:
         """One task attempt ended (`task.error` says whether it failed)."""
@@ -372,7 +379,7 @@ class DAGScheduler:
         job_id = next(_job_ids)
         job = _Job(job_id, f"job{job_id}",
                    self.job_record(job_id, store_stats=getattr(self.runtime, "store_stats", None),
-                                                       started=time.time(), runtime=type(self.runtime).__name__),
+                                   started=time.time(), runtime=type(self.runtime).__name__, action=current_action()),
                    ansi=ansi, memory=memory or MemorySettings())
         started = time.perf_counter()
         settings = adaptive if adaptive is not None and adaptive.enabled else None
@@ -580,7 +587,8 @@ class DAGScheduler:
             batch = [s for _, s in pending]
             outcomes = self.runtime.run_tasks(batch,
                                               lambda k, outcome, batch=batch: self._task_ended(batch[k], outcome, job),
-                                              job.cancel)
+                                              job.cancel,
+                                              on_start=lambda k, batch=batch: self._task_started(batch[k], job))
             self._check_cancelled(job)
             retry: list[tuple[int, TaskSpec]] = []
             for (i, spec), outcome in zip(pending, outcomes):
@@ -591,6 +599,14 @@ class DAGScheduler:
                 retry.append((i, self._after_failure(spec, error, failures, recomputes, i, job)))
             pending = retry
         return values
+
+    def _task_started(self, spec: TaskSpec, job: _Job) -> None:
+        """Count a task of a stage's own work (not a range exchange's cut) as running, and tell the listeners."""
+        metrics = job.stage_metrics.get(spec.stage_id)
+        if metrics is None or not isinstance(spec.body, StageTask):
+            return
+        metrics.tasks_running += 1
+        self._tell("on_task_start", job.metrics, metrics, spec.partition)
 
     def _task_ended(self, spec: TaskSpec, outcome: Any, job: _Job) -> None:
         """Record one task attempt in the job's metrics and tell the listeners, as it ends."""
@@ -604,6 +620,8 @@ class DAGScheduler:
         metrics.attempts += 1
         if outcome.node not in metrics.nodes:
             metrics.nodes = (*metrics.nodes, outcome.node)
+        if isinstance(spec.body, StageTask):
+            metrics.tasks_running = max(0, metrics.tasks_running - 1)
         done = job.done.setdefault(spec.stage_id, set())
         if outcome.error is None and isinstance(spec.body, StageTask) and spec.partition not in done:
             done.add(spec.partition)

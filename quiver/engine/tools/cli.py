@@ -1,6 +1,9 @@
 """The `quiver` command line: `sql`, `explain`, `calibrate` (of the CPU or a GPU/NPU) and `version`.
 
-`python -m quiver.engine.tools.cli calibrate --quick` works without the console script installed.
+`sql` and `explain` take their SQL inline, from a file, or from stdin (`-`). A usage error (an
+unknown option, a master Quiver has no runtime for, a missing file, a bad conf) exits 2; a failed
+statement exits 1; each with a one-line reason. `python -m quiver.engine.tools.cli calibrate --quick`
+works without the console script installed.
 """
 from __future__ import annotations
 
@@ -9,17 +12,30 @@ import math
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import quiver
 from quiver.engine.core.conf import parse_devices
 from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.execution.context import check_master
+from quiver.engine.execution.query_execution import EXPLAIN_MODES
 from quiver.engine.tools import calibrate as C
 from quiver.engine.tools import calibrate_device as D
-from quiver.engine.tools.submit import SubmitError, split_setting, sql_statements
+from quiver.engine.tools.submit import SubmitError, master_argument, split_setting, sql_statements
+from quiver.engine.tools.versions import VersionAction, engine_versions
 from quiver.planners.cost import load_profile, shipped_profiles
 
 DEFAULT_PROFILE_PATH = "cpu-calibrated.json"
 MAX_MEDIAN_ERROR = 0.30
+DEFAULT_MASTER = "local[*]"
+
+EXAMPLES = """examples:
+  quiver sql "SELECT 1 AS a; SELECT 2 AS b"      statements inline, each result printed
+  quiver sql queries.sql --master local[4]       the statements of a file
+  echo "SELECT 1 AS a" | quiver sql -            the statements on stdin
+  quiver explain "SELECT sum(id) FROM range(10)" --mode cost
+  quiver calibrate --check                       fit this machine's CPU cost profile
+  quiver-submit app.py                           run a PySpark-style application (as spark-submit)"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,11 +48,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     return args.run(args)
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The examples kept as written, and each command's help on its own line (argparse's narrow default
+    puts it under a long name like `calibrate`)."""
+
+    def __init__(self, prog: str):
+        super().__init__(prog, max_help_position=32)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="quiver", description="Quiver: a PySpark-shaped dataflow engine on Arrow.")
+    parser = argparse.ArgumentParser(prog="quiver", description="Quiver: a PySpark-shaped dataflow engine on Arrow.",
+                                     epilog=EXAMPLES, formatter_class=_HelpFormatter)
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, helptext, run in (
+            ("sql", "run SQL statements and print each query's result", _sql),
+            ("explain", "print the plans of a query: logical, physical, stages, placement", _explain)):
+        cmd = sub.add_parser(name, help=helptext, description=helptext + ".")
+        what = ("SQL statements separated by ';', a file of them, or - to read them from stdin" if name == "sql" else
+                "a query, a file or - (stdin); statements before the last one (temp views) run first")
+        cmd.add_argument("text", metavar="SQL|FILE|-", help=what)
+        cmd.add_argument("--master", default=DEFAULT_MASTER, type=master_argument,
+                         help=f"where to run: local, local[N], local[*], ray, ray:ADDRESS or ray://host:port "
+                              f"(default {DEFAULT_MASTER})")
+        cmd.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                         help="a conf setting (spark.* or quiver.*); repeatable")
+        if name == "explain":
+            cmd.add_argument("--mode", default="extended", choices=EXPLAIN_MODES, metavar="MODE",
+                             help=f"one of {', '.join(EXPLAIN_MODES)} (default extended), as df.explain(mode) "
+                                  "takes them; graph writes the stage DAG as a PNG")
+            cmd.add_argument("--path", default=None,
+                             help="where --mode graph writes its PNG (default: a new file in quiver.ui.graphDir)")
+        cmd.set_defaults(run=run)
     cal = sub.add_parser(
-        "calibrate", help="time a device's operators on this machine and write a cost profile",
+        "calibrate", help="time a device's operators here and write a cost profile",
         description="Time the operators (scan, filter, project, aggregate, hash join, sort, top-k, exchange) "
                     "of the CPU executor, or of the GPU/NPU kernels and the host link with --device, at several "
                     "sizes on this machine, fit each operator's cost, and write a device profile that placement "
@@ -55,68 +100,93 @@ def _parser() -> argparse.ArgumentParser:
                      help="then time held-out sizes (not used in fitting) and print the median relative error "
                           f"per operator; exit status 1 if the overall median exceeds {MAX_MEDIAN_ERROR * 100:.0f}%%")
     cal.set_defaults(run=_calibrate)
-    for name, helptext, run in (("sql", "run SQL statements and print each result", _sql),
-                                ("explain", "print the plans of a query: logical, physical, stages, placement",
-                                 _explain)):
-        cmd = sub.add_parser(name, help=helptext, description=helptext)
-        cmd.add_argument("text", help="the SQL (several statements separated by ';' for sql)")
-        cmd.add_argument("--master", default="local[*]", help="where to run it (default local[*])")
-        cmd.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a conf setting")
-        if name == "explain":
-            cmd.add_argument("--mode", default="extended", help="simple, extended, formatted or cost")
-        cmd.set_defaults(run=run)
-    ver = sub.add_parser("version", help="print Quiver's version and those of its engines")
+    ver = sub.add_parser("version", help="print Quiver's version and those of Python and its engines",
+                         description="Print Quiver's version and those of Python and its engines.")
     ver.set_defaults(run=_version)
     return parser
 
 
-def _session(args: argparse.Namespace):
-    builder = quiver.Session.builder.master(args.master)
-    for setting in args.conf:
+def _statements(args: argparse.Namespace) -> list[str]:
+    """The statements the SQL|FILE|- argument names: stdin for `-`, a file's text where the argument names
+    an existing file (or looks like a file name: one word ending in .sql), else the argument itself."""
+    text = args.text
+    if text == "-":
+        where, script = "stdin", sys.stdin.read()
+    elif Path(text).is_file():
+        where = repr(text)
         try:
-            key, value = split_setting(setting, "--conf")
-        except SubmitError as exc:
-            raise SystemExit(f"quiver {args.command}: {exc}") from None
+            script = Path(text).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SubmitError(f"cannot read {text!r}: {exc}") from exc
+    elif text.strip().lower().endswith(".sql") and len(text.split()) == 1:
+        raise SubmitError(f"no such file {text!r} (give a query inline, a file that exists, or - for stdin)")
+    else:
+        where, script = "the argument", text
+    statements = sql_statements(script)
+    if not statements:
+        raise SubmitError(f"no SQL statement in {where}")
+    return statements
+
+
+def _session(args: argparse.Namespace):
+    builder = quiver.Session.builder.master(check_master(args.master))
+    for setting in args.conf:
+        key, value = split_setting(setting, "--conf")
         builder = builder.config(key, value)
     return builder.getOrCreate()
 
 
+def _usage_error(args: argparse.Namespace, exc: Exception) -> int:
+    print(f"quiver {args.command}: error: {exc}", file=sys.stderr)
+    return 2
+
+
+def _failed(args: argparse.Namespace, exc: Exception) -> int:
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    print(f"quiver {args.command}: {type(exc).__name__}: {first}", file=sys.stderr)
+    return 1
+
+
 def _sql(args: argparse.Namespace) -> int:
-    spark = _session(args)
     try:
-        for statement in sql_statements(args.text):
+        statements = _statements(args)
+        spark = _session(args)
+    except (SubmitError, ConfigurationError) as exc:
+        return _usage_error(args, exc)
+    try:
+        for statement in statements:
             result = spark.sql(statement)
             if result.columns:
                 result.show(1000, truncate=False)
     except Exception as exc:  # noqa: BLE001 — a failed statement is reported in one line
-        print(f"quiver sql: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
-        return 1
+        return _failed(args, exc)
     finally:
         spark.stop()
     return 0
 
 
 def _explain(args: argparse.Namespace) -> int:
-    spark = _session(args)
+    if args.path is not None and args.mode != "graph":
+        return _usage_error(args, SubmitError(f"--path is for --mode graph (its PNG), not --mode {args.mode}"))
     try:
-        spark.sql(args.text).explain(mode=args.mode)
-    except Exception as exc:  # noqa: BLE001
-        print(f"quiver explain: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-              file=sys.stderr)
-        return 1
+        statements = _statements(args)
+        spark = _session(args)
+    except (SubmitError, ConfigurationError) as exc:
+        return _usage_error(args, exc)
+    try:
+        for statement in statements[:-1]:
+            spark.sql(statement)
+        spark.sql(statements[-1]).explain(mode=args.mode, **({"path": args.path} if args.path else {}))
+    except Exception as exc:  # noqa: BLE001 — a failed statement is reported in one line
+        return _failed(args, exc)
     finally:
         spark.stop()
     return 0
 
 
 def _version(args: argparse.Namespace) -> int:
-    from importlib.metadata import PackageNotFoundError, version
-
-    for package in ("quiver", "pyarrow", "numpy", "sqlglot", "ray", "cupy-cuda12x"):
-        try:
-            print(f"{package} {version(package)}")
-        except PackageNotFoundError:
-            print(f"{package} (not installed)")
+    print(f"quiver {quiver.__version__}")
+    print("\n".join(engine_versions()))
     return 0
 
 

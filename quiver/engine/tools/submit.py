@@ -18,6 +18,9 @@ from pathlib import Path
 
 import quiver
 from quiver.engine.api.session import Session, set_submit_defaults
+from quiver.engine.core.errors import ConfigurationError
+from quiver.engine.execution.context import check_master
+from quiver.engine.tools.versions import VersionAction
 from quiver.pyspark_modules import use_as_pyspark
 
 # Options spark-submit takes that describe a cluster's executors; recorded as conf, as Spark does.
@@ -27,30 +30,49 @@ _RESOURCE_CONF = {
 }
 
 
+USAGE = "quiver-submit [options] <app.py | query.sql> [app arguments]"
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="quiver-submit", description="Run a PySpark-style application (app.py) or a SQL file (query.sql) "
-                                          "on Quiver, as spark-submit runs one on Spark.")
-    p.add_argument("--master", help="local, local[N], local[*], ray, ray:ADDRESS or ray://host:port "
-                                    "(default: the application's, else local[*])")
+        prog="quiver-submit", usage=USAGE,
+        description="Run a PySpark-style application (app.py) or a SQL file (query.sql) on Quiver, as spark-submit "
+                    "runs one on Spark.")
+    p.add_argument("--version", action=VersionAction)
+    p.add_argument("--master", type=master_argument,
+                   help="local, local[N], local[*], ray, ray:ADDRESS or ray://host:port "
+                        "(default: the application's, else local[*])")
     p.add_argument("--name", help="the application's name (spark.app.name)")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a conf setting; repeatable")
-    p.add_argument("--properties-file", type=Path, help="a file of 'key value' or 'key=value' lines (# comments)")
-    p.add_argument("--py-files", default="", help="comma-separated .py, .zip or .egg files put on sys.path")
-    p.add_argument("--files", default="", help="comma-separated files the application may read (must exist)")
-    p.add_argument("--driver-memory", help="recorded as spark.driver.memory")
-    p.add_argument("--executor-memory", help="recorded as spark.executor.memory")
-    p.add_argument("--executor-cores", help="recorded as spark.executor.cores")
-    p.add_argument("--num-executors", help="recorded as spark.executor.instances")
+    p.add_argument("--properties-file", type=Path, metavar="FILE",
+                   help="a file of 'key value' or 'key=value' lines (# comments)")
+    p.add_argument("--py-files", default="", metavar="FILES",
+                   help="comma-separated .py, .zip or .egg files put on sys.path")
+    p.add_argument("--files", default="", metavar="FILES",
+                   help="comma-separated files the application may read (must exist)")
+    p.add_argument("--driver-memory", metavar="MEM", help="recorded as spark.driver.memory")
+    p.add_argument("--executor-memory", metavar="MEM", help="recorded as spark.executor.memory")
+    p.add_argument("--executor-cores", metavar="N", help="recorded as spark.executor.cores")
+    p.add_argument("--num-executors", metavar="N", help="recorded as spark.executor.instances")
     p.add_argument("--deploy-mode", default="client", choices=["client"],
                    help="client only: the driver runs here")
     p.add_argument("--pyspark-api", default="quiver", choices=["quiver", "pyspark"],
                    help="what the application's `import pyspark` gives: Quiver's PySpark API (default), so an "
                         "unchanged PySpark program runs on Quiver, or the real PySpark package")
     p.add_argument("--verbose", action="store_true", help="print the settings, and a failure's whole traceback")
-    p.add_argument("app", help="the application: a .py file, or a .sql file of statements")
+    # Optional to argparse, so that a missing application gets its own message rather than argparse's.
+    p.add_argument("app", nargs="?", help="the application: a .py file, or a .sql file of statements")
     p.add_argument("app_args", nargs=argparse.REMAINDER, help="arguments passed on to the application")
     return p
+
+
+def master_argument(text: str) -> str:
+    """An argparse type for `--master`: the master if Quiver has a runtime for it, else a usage error (exit 2)
+    naming the valid masters."""
+    try:
+        return check_master(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 class SubmitError(Exception):
@@ -59,7 +81,11 @@ class SubmitError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse `argv`, run the application, return the exit status."""
-    args = parser().parse_args(argv)
+    cli = parser()
+    args = cli.parse_args(argv)
+    if args.app is None:
+        cli.error("an application is needed: a Python file (app.py) or a SQL file (query.sql); "
+                  "quiver-submit --help lists the options")
     try:
         conf = _conf(args)
         app = _existing(args.app, "the application")
@@ -70,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SubmitError as exc:
         print(f"quiver-submit: error: {exc}", file=sys.stderr)
         return 2
-    set_submit_defaults(args.master, conf)
+    # The application's process is Quiver's own, so the allocator is tuned for it unless the conf says not.
+    set_submit_defaults(args.master, {"quiver.memory.tuneAllocator": "true", **conf})
     if args.verbose:
         print(f"quiver-submit: master {args.master or '(the application’s)'}; conf {conf}", file=sys.stderr)
     try:
@@ -160,15 +187,20 @@ def _run_sql(app: Path) -> None:
 
 def sql_statements(text: str) -> list[str]:
     """The statements of a SQL script, cut at the semicolons sqlglot's tokenizer finds (none inside
-    strings or comments), each kept as written."""
+    strings or comments), each kept as written; a piece with only comments or blanks is no statement."""
     from sqlglot.tokens import Tokenizer, TokenType
 
-    cuts = [t.start for t in Tokenizer(dialect="spark").tokenize(text) if t.token_type == TokenType.SEMICOLON]
-    pieces, start = [], 0
-    for cut in [*cuts, len(text)]:
-        pieces.append(text[start:cut].strip())
-        start = cut + 1
-    return [p for p in pieces if p]
+    pieces, start, seen = [], 0, False
+    for token in Tokenizer(dialect="spark").tokenize(text):
+        if token.token_type == TokenType.SEMICOLON:
+            if seen:
+                pieces.append(text[start:token.start].strip())
+            start, seen = token.start + 1, False
+        else:
+            seen = True
+    if seen:
+        pieces.append(text[start:].strip())
+    return pieces
 
 
 def _stop_active_session() -> None:

@@ -1,9 +1,13 @@
-"""Live progress of running jobs: per stage, tasks done of total, rows, bytes, devices and time.
+"""Live progress of running jobs, as Spark's console progress bar and rich draw it: per stage, tasks done and
+running of total (`( 2 +  2) / 16`), the percentage, rows and rows per second, bytes, an ETA from the finished
+tasks, devices and time; the action that started the job (collect, count, write.parquet) in the header.
 
 In a terminal it is a rich live display on stderr; in a Jupyter kernel, an HTML table updated in
-place under the running cell. Like Spark's console progress bar it appears only for a job that
-runs longer than `quiver.ui.progress.delayMs` (500 ms), and it stays quiet when stderr is not a
-terminal (logs, pipes, CI) or when `quiver.ui.progress` is false.
+place under the running cell. It moves as tasks start and end (the scheduler's `on_task_start` and
+`on_task_end`). Like Spark's console progress bar it appears only for a job that runs longer than
+`quiver.ui.progress.delayMs` (500 ms), and it stays quiet when stderr is not a terminal (logs, pipes,
+CI) or when `quiver.ui.progress` is false. Every number is padded to a fixed width (counts to the
+width of the largest stage's task count), so the columns stay put as the numbers grow.
 """
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ import html
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from rich.console import Console, Group
@@ -20,6 +26,10 @@ from rich.text import Text
 
 from quiver.engine.execution.scheduler import JobListener, JobMetrics, StageMetrics, TaskMetrics
 from quiver.engine.ui.device_colours import DEVICE_COLOURS, device_kind
+
+# The widths of format_rows's and format_bytes's longest answers ("999.9K", "1,023.9 KiB").
+_ROWS_WIDTH = 6
+_BYTES_WIDTH = 11
 
 
 def format_bytes(n: float) -> str:
@@ -31,32 +41,108 @@ def format_bytes(n: float) -> str:
     return f"{n:,.1f} TiB"
 
 
-def format_rows(n: int) -> str:
+def format_rows(n: float) -> str:
     """A row count in short form: 950, 12.3K, 4.1M, 2.0B."""
     for limit, unit in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
         if n >= limit:
             return f"{n / limit:.1f}{unit}"
-    return str(n)
+    return str(int(n))
 
 
-def _stage_seconds(stage: StageMetrics) -> float:
-    return stage.seconds if stage.seconds else max(0.0, time.time() - stage.started)
+def format_duration(seconds: float) -> str:
+    """Seconds as rich's time columns show them, h:mm:ss (0:00:07, 1:02:03): one width below 10 hours."""
+    whole = max(0, int(round(seconds)))
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
-def _devices(stage: StageMetrics) -> str:
-    return ", ".join(stage.devices)
+@dataclass(frozen=True)
+class StageCells:
+    """One stage's progress as fixed-width text cells, shared by the terminal and the notebook views."""
+
+    tasks: str      # done + running / total, as Spark: "( 2 +  2) / 16"
+    percent: str    # of the tasks done: " 12%"
+    rows: str       # rows the finished tasks produced: " 12.3K rows"
+    rate: str       # those rows per second of the stage's time: "  4.1K rows/s"
+    bytes: str
+    eta: str        # from the finished tasks' pace: "eta 0:00:07", "eta -:--:--" before any, "done" after all
+    elapsed: str    # "   2.1 s"
+    devices: str
+    spilled: str    # "" when nothing spilled
+
+
+def stage_seconds(stage: StageMetrics, now: float) -> float:
+    """The stage's time: its whole run once finished, else the time since it started."""
+    return stage.seconds if stage.seconds else max(0.0, now - stage.started)
+
+
+def stage_cells(stage: StageMetrics, now: float, digits: int | None = None) -> StageCells:
+    """`stage`'s cells at time `now` (seconds since the epoch), its task counts padded to `digits` (default:
+    the width of its task count). The ETA is the stage's time per finished task times the tasks left, as
+    rich's ETA reads the rate of completion, so it allows for the tasks running side by side."""
+    total, done, running = stage.tasks, stage.tasks_done, stage.tasks_running
+    width = max(digits or 0, len(str(total)))
+    seconds = stage_seconds(stage, now)
+    percent = 100 * done // max(total, 1)
+    rate = stage.rows / seconds if seconds > 0 else 0.0
+    if done >= total:
+        eta = "done"
+    elif done == 0:
+        eta = "eta -:--:--"
+    else:
+        eta = "eta " + format_duration(seconds / done * (total - done))
+    return StageCells(
+        tasks=f"({done:>{width}} + {running:>{width}}) / {total:>{width}}",
+        percent=f"{percent:>3}%",
+        rows=f"{format_rows(stage.rows):>{_ROWS_WIDTH}} rows",
+        rate=f"{format_rows(rate):>{_ROWS_WIDTH}} rows/s",
+        bytes=f"{format_bytes(stage.bytes):>{_BYTES_WIDTH}}",
+        eta=f"{eta:<11}",
+        elapsed=f"{seconds:>6.1f} s",
+        devices=", ".join(stage.devices),
+        spilled=f"{format_bytes(stage.spilled_bytes)} spilled" if stage.spilled_bytes else "",
+    )
+
+
+def task_digits(stages: Sequence[StageMetrics]) -> int:
+    """The width every stage's task counts are padded to: that of the largest task count."""
+    return max((len(str(s.tasks)) for s in stages), default=1)
+
+
+def job_header(job: JobMetrics, now: float, state: str = "") -> str:
+    """`Job 3 · collect · 1.2 s`: the job, the action that started it (where one did), `state` (where
+    given) and its time so far."""
+    elapsed = job.seconds or max(0.0, now - job.started)
+    return " · ".join(part for part in (f"Job {job.job_id}", job.action, state, f"{elapsed:.1f} s") if part)
+
+
+def stage_line(stage: StageMetrics, now: float, digits: int | None = None, id_width: int = 1) -> str:
+    """One stage as a line of text, the bar left out: `Stage 1  (2 + 2) / 8   25%  ...`."""
+    cells = [c for c in astuple(stage_cells(stage, now, digits)) if c]
+    return f"Stage {stage.stage_id:<{id_width}}  " + "  ".join(cells)
+
+
+def progress_text(job: JobMetrics, now: float) -> str:
+    """The job's header and a line per stage, as the terminal shows them, without the bars."""
+    stages = list(job.stages)
+    digits, id_width = task_digits(stages), max((len(str(s.stage_id)) for s in stages), default=1)
+    return "\n".join([job_header(job, now), *(stage_line(s, now, digits, id_width) for s in stages)])
 
 
 class TerminalProgress:
-    """A rich live display of a job's stages on a terminal, drawn after the job has run `delay` seconds."""
+    """A rich live display of a job's stages on a terminal, drawn after the job has run `delay` seconds.
+    `clock` gives the time the display is drawn at (a test passes a fake one)."""
 
-    def __init__(self, console: Console, delay: float):
+    min_interval = 0.1
+
+    def __init__(self, console: Console, delay: float, clock: Callable[[], float] = time.time):
         self.console = console
         self.delay = delay
+        self.clock = clock
         self._job: JobMetrics | None = None
         self._live: Any = None
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
+        self._drawn = 0.0
 
     def start(self, job: JobMetrics) -> None:
         self._job = job
@@ -75,7 +161,12 @@ class TerminalProgress:
             self._live.start()
 
     def update(self) -> None:
-        """Tasks are drawn by the live display's own refresh; nothing to do per event."""
+        """A task started or ended: redraw now rather than at the live display's next refresh (4 a second), at
+        most every `min_interval` seconds, so a stage of many short tasks does not redraw per task."""
+        live, now = self._live, time.monotonic()
+        if live is not None and now - self._drawn >= self.min_interval:
+            self._drawn = now
+            live.refresh()
 
     def finish(self, job: JobMetrics) -> None:
         with self._lock:
@@ -88,25 +179,26 @@ class TerminalProgress:
             self.console.print(summary_line(job), highlight=False)
 
     def render(self) -> Any:
-        """The job's stages as a table: one row per stage with its bar, counts, devices and time."""
+        """The job's header, then one row per stage: its bar, then `stage_cells`."""
         job = self._job
         if job is None:
             return Text("")
+        now = self.clock()
+        stages = list(job.stages)
+        digits = task_digits(stages)
+        id_width = max((len(str(s.stage_id)) for s in stages), default=1)
         grid = Table.grid(padding=(0, 1))
-        for _ in range(8):
-            grid.add_column()
-        for stage in list(job.stages):
+        for _ in range(11):
+            grid.add_column(no_wrap=True)
+        for stage in stages:
             kind = device_kind(stage.devices[-1])
             bar = ProgressBar(total=max(stage.tasks, 1), completed=stage.tasks_done, width=28,
                               complete_style=DEVICE_COLOURS[kind], finished_style=DEVICE_COLOURS[kind])
-            grid.add_row(Text(f"Stage {stage.stage_id}", style="bold"), bar,
-                         Text(f"{stage.tasks_done}/{stage.tasks} tasks"), Text(f"{format_rows(stage.rows)} rows"),
-                         Text(format_bytes(stage.bytes)), Text(_devices(stage), style=DEVICE_COLOURS[kind]),
-                         Text(f"{_stage_seconds(stage):.1f} s"),
-                         Text(f"{format_bytes(stage.spilled_bytes)} spilled" if stage.spilled_bytes else "",
-                              style="yellow"))
-        elapsed = time.time() - job.started
-        return Group(Text(f"Job {job.job_id} · {elapsed:.1f} s", style="dim"), grid)
+            c = stage_cells(stage, now, digits)
+            grid.add_row(Text(f"Stage {stage.stage_id:<{id_width}}", style="bold"), bar, Text(c.tasks),
+                         Text(c.percent), Text(c.rows), Text(c.rate), Text(c.bytes), Text(c.eta, style="cyan"),
+                         Text(c.elapsed), Text(c.devices, style=DEVICE_COLOURS[kind]), Text(c.spilled, style="yellow"))
+        return Group(Text(job_header(job, now), style="dim"), grid)
 
 
 class NotebookProgress:
@@ -145,24 +237,28 @@ class NotebookProgress:
         self._job = None
 
 
-def progress_html(job: JobMetrics) -> str:
-    """The job's stages as an HTML table with a bar per stage, coloured by the stage's device."""
+def progress_html(job: JobMetrics, now: float | None = None) -> str:
+    """The job's stages as an HTML table with a bar per stage, coloured by the stage's device, and the same
+    cells as the terminal's (`stage_cells`), at time `now` (default: the clock's)."""
+    now = time.time() if now is None else now
+    stages = list(job.stages)
+    digits = task_digits(stages)
     rows = []
-    for stage in list(job.stages):
+    for stage in stages:
         colour = DEVICE_COLOURS[device_kind(stage.devices[-1])]
         pct = 100.0 * stage.tasks_done / max(stage.tasks, 1)
         bar = (f'<div style="width:160px;background:#eee;height:10px"><div style="width:{pct:.0f}%;'
                f'background:{colour};height:10px"></div></div>')
-        rows.append(f"<tr><td>Stage {stage.stage_id}</td><td>{bar}</td><td>{stage.tasks_done}/{stage.tasks}</td>"
-                    f"<td>{format_rows(stage.rows)}</td><td>{format_bytes(stage.bytes)}</td>"
-                    f"<td>{html.escape(_devices(stage))}</td><td>{_stage_seconds(stage):.1f} s</td>"
-                    f"<td>{format_bytes(stage.spilled_bytes) if stage.spilled_bytes else '—'}</td></tr>")
+        c = stage_cells(stage, now, digits)
+        cells = [c.tasks, c.percent, c.rows.removesuffix(" rows"), c.rate.removesuffix(" rows/s"), c.bytes, c.eta,
+                 c.elapsed, c.devices, c.spilled.removesuffix(" spilled") or "—"]
+        rows.append(f"<tr><td>Stage {stage.stage_id}</td><td>{bar}</td>"
+                    + "".join(f"<td>{html.escape(cell.strip())}</td>" for cell in cells) + "</tr>")
     state = "failed" if job.error else ("done" if job.seconds else "running")
-    head = ("<tr><th>stage</th><th>progress</th><th>tasks</th><th>rows</th><th>bytes</th><th>devices</th>"
-            "<th>time</th><th>spilled</th></tr>")
-    elapsed = job.seconds or time.time() - job.started
-    return (f'<div class="quiver-progress"><b>Job {job.job_id}</b> · {state} · {elapsed:.1f} s'
-            f'<table style="font-size:12px">{head}{"".join(rows)}</table></div>')
+    head = "".join(f"<th>{h}</th>" for h in ("stage", "progress", "tasks (done + running) / total", "%", "rows",
+                                              "rows/s", "bytes", "eta", "time", "devices", "spilled"))
+    return (f'<div class="quiver-progress"><b>{html.escape(job_header(job, now, state))}</b>'
+            f'<table style="font-size:12px;font-family:monospace"><tr>{head}</tr>{"".join(rows)}</table></div>')
 
 
 def summary_line(job: JobMetrics) -> str:
@@ -172,8 +268,9 @@ def summary_line(job: JobMetrics) -> str:
     state = f"failed ({job.error})" if job.error else "done"
     retried = f", {failed} failed attempt(s)" if failed else ""
     spilled = f", {format_bytes(job.spilled_bytes)} spilled" if job.spilled_bytes else ""
-    return (f"Job {job.job_id} {state} in {job.seconds:.1f} s: {len(job.stages)} stages, {attempts} tasks{retried}, "
-            f"{format_bytes(job.bytes_shuffled)} shuffled{spilled}")
+    action = f" ({job.action})" if job.action else ""
+    return (f"Job {job.job_id}{action} {state} in {job.seconds:.1f} s: {len(job.stages)} stages, {attempts} tasks"
+            f"{retried}, {format_bytes(job.bytes_shuffled)} shuffled{spilled}")
 
 
 def _jupyter_display() -> tuple[Any, Any] | None:
@@ -227,6 +324,10 @@ class ProgressListener(JobListener):
         if self._view is not None:
             self._view.update()
 
+    def on_task_start(self, job: JobMetrics, stage: StageMetrics, partition: int) -> None:
+        if self._view is not None:
+            self._view.update()
+
     def on_task_end(self, job: JobMetrics, stage: StageMetrics, task: TaskMetrics) -> None:
         if self._view is not None:
             self._view.update()
@@ -240,5 +341,6 @@ class ProgressListener(JobListener):
             view.finish(job)
 
 
-__all__ = ["NotebookProgress", "ProgressListener", "TerminalProgress", "format_bytes", "progress_html",
-           "summary_line"]
+__all__ = ["NotebookProgress", "ProgressListener", "StageCells", "TerminalProgress", "format_bytes",
+           "format_duration", "format_rows", "job_header", "progress_html", "progress_text", "stage_cells",
+           "stage_line", "summary_line"]

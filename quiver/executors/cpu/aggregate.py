@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.acero as acero
 import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
 from quiver.engine.core.ansi import ansi_enabled
 from quiver.engine.core.errors import QuiverError, arithmetic_overflow, numeric_value_out_of_range
 from quiver.engine.core.expressions import AttributeRef
+from quiver.engine.core.imports import LazyModule
 from quiver.executors.cpu.aggregate_inputs import (
     DictionaryCodes,
     Int64SumBudget,
@@ -37,6 +37,8 @@ from quiver.executors.cpu.decimal import decimal_average
 from quiver.executors.cpu.dictionary_eval import is_dictionary_encoded
 from quiver.executors.cpu.evaluate import evaluate_array
 from quiver.executors.cpu.hashing import canonical_floats, hash_columns
+
+acero = LazyModule("pyarrow.acero")  # it imports pyarrow.dataset, and that pandas
 
 _ALL = pc.ScalarAggregateOptions(skip_nulls=False, min_count=0)
 _SKIP = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)

@@ -16,12 +16,12 @@ from __future__ import annotations
 import decimal
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import pyarrow as pa
 
 from quiver.engine.core.ansi import ansi_enabled
 from quiver.engine.core.errors import arithmetic_overflow
+from quiver.executors.cpu.jit import njit
 
 INT64_LIMIT = 2**63 - 1
 
@@ -49,7 +49,7 @@ def unscaled_int64(value: pa.Array | pa.Scalar) -> tuple[np.ndarray | int, int] 
     return None if largest < 0 else (low, largest)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _low_words(words: np.ndarray, valid: np.ndarray, low: np.ndarray) -> int:
     """Copy each valid slot's low 64 bits into `low` (0 for a null) and return the largest |value|,
     or -1 when some valid value needs its high word (more than 64 bits). One pass, no temporaries."""

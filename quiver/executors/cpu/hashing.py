@@ -1,28 +1,58 @@
 """Hashes of Arrow columns for hash partitioning: the same value hashes the same in every batch.
 
 Fixed-width columns are mixed with splitmix64 by a numba kernel; strings and binaries are hashed
-from their offsets and data buffers by a numba kernel (no Python per row).
+from their offsets and data buffers by a numba kernel (no Python per row). A batch of at most
+`SMALL_BATCH_ROWS` rows is hashed with numpy instead, to the same values: numba's import and first kernel
+load cost more than the whole of a small query (`jit.py`).
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from quiver.executors.cpu.jit import njit
+
 # The hash of a null, whatever its type.
 NULL_HASH = np.uint64(0x9E3779B97F4A7C15)
+# Batches up to this many rows are hashed with numpy; strings only while no value is longer than
+# SMALL_BATCH_BYTES (numpy takes one pass per byte position).
+SMALL_BATCH_ROWS = 16384
+SMALL_BATCH_BYTES = 64
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
 
 
 def _splitmix(x: np.ndarray) -> np.ndarray:
     """splitmix64 of each value (its 64 bits as unsigned), in one compiled pass that releases the GIL."""
     bits = x.view(np.uint64) if x.dtype.itemsize == 8 and x.dtype.kind in "iu" else x.astype(np.uint64)
+    if len(bits) <= SMALL_BATCH_ROWS:
+        return _splitmix_numpy(bits)
     out = np.empty(len(bits), dtype=np.uint64)
     _splitmix_into(np.ascontiguousarray(bits), out)
     return out
 
 
-@numba.njit(inline="always")
+def _splitmix_numpy(z: np.ndarray) -> np.ndarray:
+    """`splitmix64` of each value with numpy's wrapping uint64 arithmetic: the kernel's own Python function
+    over the whole array, so the values are the kernel's, without numba."""
+    with np.errstate(over="ignore"):
+        return splitmix64.py_func(z)
+
+
+def _hash_binary_numpy(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """FNV-1a of each value's bytes, one numpy pass per byte position: `_hash_binary`'s values."""
+    starts = offsets[:-1].astype(np.int64)
+    lengths = offsets[1:].astype(np.int64) - starts
+    out = np.full(len(starts), _FNV_OFFSET, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(int(lengths.max(initial=0))):
+            longer = lengths > j
+            out[longer] = (out[longer] ^ data[starts[longer] + j].astype(np.uint64)) * _FNV_PRIME
+    return out
+
+
+@njit(inline="always")
 def splitmix64(x: np.uint64) -> np.uint64:
     """splitmix64 of one 64-bit value, for numba kernels that mix hashes value by value."""
     z = x + np.uint64(0x9E3779B97F4A7C15)
@@ -31,27 +61,19 @@ def splitmix64(x: np.uint64) -> np.uint64:
     return z ^ (z >> np.uint64(31))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _splitmix_into(x: np.ndarray, out: np.ndarray) -> None:
     for i in range(x.shape[0]):
         out[i] = splitmix64(x[i])
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _hash_binary(offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None:
     for i in range(out.shape[0]):
-        h = np.uint64(0xCBF29CE484222325)
+        h = _FNV_OFFSET
         for j in range(offsets[i], offsets[i + 1]):
-            h = (h ^ np.uint64(data[j])) * np.uint64(0x100000001B3)
+            h = (h ^ np.uint64(data[j])) * _FNV_PRIME
         out[i] = h
-
-
-def load_kernels() -> None:
-    """Load numba and the hash kernels every shuffle and join uses (from numba's cache on disk), as part of
-    starting an engine: the first load of any numba kernel initialises numba's compiler, which a session's
-    first query should not pay. Importing quiver loads none, so tools and workers that
-    never run a kernel do not pay either."""
-    hash_array(pa.array([0], pa.int64()))
 
 
 def plain_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -79,8 +101,11 @@ def hash_array(arr: pa.Array) -> np.ndarray:
     t = arr.type
     if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
         offsets, data = binary_buffers(arr)
-        out = np.empty(len(arr), dtype=np.uint64)
-        _hash_binary(offsets, data, out)
+        if len(arr) <= SMALL_BATCH_ROWS and int((offsets[1:] - offsets[:-1]).max(initial=0)) <= SMALL_BATCH_BYTES:
+            out = _hash_binary_numpy(offsets, data)
+        else:
+            out = np.empty(len(arr), dtype=np.uint64)
+            _hash_binary(offsets, data, out)
         hashed = _splitmix(out)
     elif pa.types.is_boolean(t):
         hashed = _splitmix(arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint64))

@@ -12,15 +12,17 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.acero as acero
 import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
 from quiver.engine.core.expressions import AttributeRef, Expr
+from quiver.engine.core.imports import LazyModule
 from quiver.executors.cpu.batch_chunks import CHUNK_ROWS, table_chunks
 from quiver.executors.cpu.evaluate import evaluate, evaluate_array
 from quiver.executors.cpu.hashing import canonical_floats
 from quiver.executors.cpu.join_index import KeyIndex, indexable, take_rows
+
+acero = LazyModule("pyarrow.acero")  # it imports pyarrow.dataset, and that pandas
 
 PAIR_CHUNK = 1 << 20
 

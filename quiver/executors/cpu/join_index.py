@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from quiver.executors.cpu.hashing import plain_array, splitmix64
+from quiver.executors.cpu.jit import njit
 
 # The most output rows one probe step assembles: a batch whose matches fan out past this is
 # joined in slices of probe rows, so one key with many build rows cannot make one huge batch.
@@ -77,7 +77,7 @@ def _as_int64(arr: pa.Array) -> np.ndarray:
     return values.astype(np.int64, copy=False)
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _row_hash(words: np.ndarray, i: int) -> np.uint64:
     h = np.uint64(0x9E3779B97F4A7C15)
     for j in range(words.shape[1]):
@@ -85,7 +85,7 @@ def _row_hash(words: np.ndarray, i: int) -> np.uint64:
     return h
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _same_keys(a: np.ndarray, i: int, b: np.ndarray, k: int) -> bool:
     for j in range(a.shape[1]):
         if a[i, j] != b[k, j]:
@@ -93,7 +93,7 @@ def _same_keys(a: np.ndarray, i: int, b: np.ndarray, k: int) -> bool:
     return True
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _tag(words: np.ndarray, i: int, h: np.uint64) -> np.int64:
     """What a slot holds to recognise a row's keys at once: the key itself where there is one, else the
     row's hash (a hash match is then confirmed on the keys)."""
@@ -102,7 +102,7 @@ def _tag(words: np.ndarray, i: int, h: np.uint64) -> np.int64:
     return np.int64(h)
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _lookup(words: np.ndarray, i: int, tags: np.ndarray, slot_group: np.ndarray, build_words: np.ndarray,
             first_row: np.ndarray) -> tuple[np.int64, np.int64, np.int64]:
     """Where row `i`'s keys are in the table: (slot, group), the group -1 at the empty slot where they would go;
@@ -119,7 +119,7 @@ def _lookup(words: np.ndarray, i: int, tags: np.ndarray, slot_group: np.ndarray,
         s = (s + 1) & mask
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _build(words: np.ndarray, valid: np.ndarray, tags: np.ndarray, slot_group: np.ndarray,
            group_of_row: np.ndarray, first_row: np.ndarray) -> int:
     """Give each distinct valid key a group number (in order of first appearance); returns how many."""
@@ -139,7 +139,7 @@ def _build(words: np.ndarray, valid: np.ndarray, tags: np.ndarray, slot_group: n
     return groups
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _probe(words: np.ndarray, valid: np.ndarray, tags: np.ndarray, slot_group: np.ndarray,
            build_words: np.ndarray, first_row: np.ndarray, out: np.ndarray) -> None:
     """The build group of each probe row's keys, or -1 where no build row has them (or a key is null)."""
@@ -147,7 +147,7 @@ def _probe(words: np.ndarray, valid: np.ndarray, tags: np.ndarray, slot_group: n
         out[i] = _lookup(words, i, tags, slot_group, build_words, first_row)[1] if valid[i] else -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _probe_direct(words: np.ndarray, valid: np.ndarray, low: np.int64, direct: np.ndarray,
                   out: np.ndarray) -> None:
     """`_probe` for one key whose build values span a short range: the group is `direct[key - low]`."""

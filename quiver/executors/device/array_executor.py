@@ -57,6 +57,14 @@ _PROBE_LEFT = {"inner": "inner", "left": "left", "left_semi": "left_semi", "left
 _PROBE_RIGHT = {"inner": "inner", "right": "left"}
 
 
+def numpy_namespace() -> Any:
+    """numpy as the array API namespace an emulated GPU or NPU computes with, imported when one opens (it
+    pulls in numpy's f2py and masked arrays, which `import quiver` need not pay for)."""
+    import array_api_compat.numpy
+
+    return array_api_compat.numpy
+
+
 class ArrayExecutor:
     """Runs filter, project, aggregate, join, sort and top-k with array-API kernels on one device."""
 

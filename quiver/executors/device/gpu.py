@@ -6,11 +6,9 @@ the GPU profile, and the device says `(emulated)` wherever it is shown.
 """
 from __future__ import annotations
 
-import array_api_compat.numpy as numpy_namespace
-
 from quiver.engine.core.errors import ConfigurationError
 from quiver.executors.base import Device
-from quiver.executors.device.array_executor import ArrayExecutor
+from quiver.executors.device.array_executor import ArrayExecutor, numpy_namespace
 
 
 class GpuExecutor(ArrayExecutor):
@@ -19,7 +17,7 @@ class GpuExecutor(ArrayExecutor):
     @classmethod
     def open(cls, index: int = 0, emulated: bool = False, memory_bytes: int | None = None) -> GpuExecutor:
         if emulated:
-            return cls(Device("gpu", index, memory_bytes, emulated=True), numpy_namespace)
+            return cls(Device("gpu", index, memory_bytes, emulated=True), numpy_namespace())
         try:
             import array_api_compat.cupy as cupy_namespace
             import cupy
@@ -48,3 +46,4 @@ class GpuExecutor(ArrayExecutor):
 
 
 __all__ = ["GpuExecutor"]
+

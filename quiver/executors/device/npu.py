@@ -9,11 +9,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import array_api_compat.numpy as numpy_namespace
-
 from quiver.engine.core.errors import ConfigurationError
 from quiver.executors.base import Device
-from quiver.executors.device.array_executor import ArrayExecutor
+from quiver.executors.device.array_executor import ArrayExecutor, numpy_namespace
 
 _CREATION = ("asarray", "zeros", "ones", "full", "empty", "arange", "zeros_like", "ones_like", "full_like",
              "empty_like", "eye", "linspace")
@@ -43,7 +41,7 @@ class NpuExecutor(ArrayExecutor):
     @classmethod
     def open(cls, index: int = 0, emulated: bool = False, memory_bytes: int | None = None) -> NpuExecutor:
         if emulated:
-            return cls(Device("npu", index, memory_bytes, emulated=True), numpy_namespace)
+            return cls(Device("npu", index, memory_bytes, emulated=True), numpy_namespace())
         try:
             import array_api_compat.torch as torch_namespace
             import torch
@@ -73,3 +71,4 @@ class NpuExecutor(ArrayExecutor):
 
 
 __all__ = ["DeviceNamespace", "NpuExecutor"]
+

@@ -21,7 +21,7 @@ from quiver.engine.core.expressions import (
 from quiver.engine.core.plan import LogicalPlan, transform_up
 from quiver.executors.cpu.evaluate import evaluate
 
-_EMPTY = pa.RecordBatch.from_arrays([pa.array([None], pa.null())], names=["_"])
+_EMPTY = pa.RecordBatch.from_arrays([pa.nulls(1)], names=["_"])
 
 
 def fold_constants(plan: LogicalPlan) -> LogicalPlan:

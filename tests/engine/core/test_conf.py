@@ -13,7 +13,7 @@ from quiver.engine.core.conf import (
 from quiver.engine.core.errors import ConfigurationError
 
 # Two valid values per key whose validator takes no small integer; every other key takes "3" and "5".
-_SAMPLE_VALUES = {"quiver.memory.fraction": ("0.3", "0.5"),
+_SAMPLE_VALUES = {"quiver.memory.fraction": ("0.3", "0.5"), "quiver.sql.session.timeZone": ("UTC", "GMT"),
                   **{k: ("false", "true") for k in DEFAULTS if k.startswith("quiver.sql.adaptive.")
                      and DEFAULTS[k] in ("true", "false")}}
 
@@ -95,3 +95,48 @@ def test_session_conf_uses_the_aliases(spark):
         assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
     finally:
         spark.conf.set("quiver.sql.shuffle.partitions", previous)
+
+
+def test_a_misspelt_quiver_key_warns_with_the_closest_key():
+    import warnings
+
+    conf = RuntimeConfig()
+    with pytest.warns(UserWarning, match=r"unknown conf key 'quiver.sql.shufle.partitions'.*"
+                                         r"did you mean 'quiver.sql.shuffle.partitions'\?"):
+        conf.set("quiver.sql.shufle.partitions", "4")
+    with pytest.warns(UserWarning, match=r"unknown conf key 'quiver.nothing.like.it'.*Configuration section"):
+        conf.set("quiver.nothing.like.it", "1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        conf.set("spark.executor.cores", "4")  # another system's key: kept, as Spark keeps keys it does not use
+        conf.set("quiver.memory.limit", "1g")  # known without a default
+        conf.set("quiver.s3.endpoint", "http://127.0.0.1:9000")
+        conf.set("spark.sql.session.timeZone", "Etc/UTC")
+    assert conf.get("quiver.sql.shufle.partitions") == "4"  # kept, not lost
+
+
+def test_the_session_time_zone_is_utc_and_another_zone_is_refused():
+    from quiver.engine.core.errors import QuiverNotSupported
+
+    conf = RuntimeConfig()
+    assert conf.get("spark.sql.session.timeZone") == "UTC"
+    for utc in ("UTC", "Etc/UTC", "GMT", "+00:00", "Z"):
+        conf.set("spark.sql.session.timeZone", utc)
+    with pytest.raises(QuiverNotSupported, match=r"America/Los_Angeles.*UTC only.*from_utc_timestamp"):
+        conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    assert conf.get("spark.sql.session.timeZone") == "Z"  # the refused value did not replace the last one
+
+
+def test_a_session_says_when_the_machines_zone_is_not_utc(monkeypatch):
+    from quiver.engine.api.session import _warn_of_local_time_zone
+
+    monkeypatch.setenv("TZ", "Europe/Oslo")
+    with pytest.warns(UserWarning, match="this machine's time zone is Europe/Oslo.*Quiver computes.*in UTC"):
+        _warn_of_local_time_zone(RuntimeConfig())
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_of_local_time_zone(RuntimeConfig({"spark.sql.session.timeZone": "UTC"}))
+        monkeypatch.setenv("TZ", "UTC")
+        _warn_of_local_time_zone(RuntimeConfig())

@@ -15,7 +15,7 @@ import pytest
 
 import quiver
 from quiver import functions as F
-from quiver.engine.execution.jobs import InvalidTagError, JobCancelledError
+from quiver.engine.execution.jobs import InvalidTagError, JobCancelledError, action, current_action
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -210,3 +210,24 @@ def test_ctrl_c_in_a_script_ends_it_while_a_udf_hangs():
         pytest.fail("Ctrl-C did not end a script whose UDF hangs")
     assert time.monotonic() - sent < 15
     assert "KeyboardInterrupt" in err
+
+
+def test_the_outermost_action_names_the_job_and_the_name_ends_with_it():
+    @action("toArrow")
+    def to_arrow():
+        return current_action()
+
+    @action("count")
+    def count():
+        return to_arrow()
+
+    assert current_action() == "" and to_arrow() == "toArrow" and count() == "count"
+    with action("write.parquet"):
+        assert count() == "write.parquet"
+    assert current_action() == ""
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(current_action()))
+    with action("collect"):
+        worker.start()
+        worker.join()
+    assert seen == [""]  # another thread runs its own actions

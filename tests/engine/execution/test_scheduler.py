@@ -11,6 +11,7 @@ import pytest
 from quiver import functions as F
 from quiver.connectors.base import Source, SourceStatistics
 from quiver.engine.core.errors import TaskFailedError
+from quiver.engine.execution.scheduler import JobListener
 
 
 class FlakySource:
@@ -132,3 +133,37 @@ def test_job_metrics_count_stages_tasks_and_rows(spark):
     job = spark._context.scheduler.last_job
     assert job.stages[0].tasks == 4
     assert job.stages[0].rows_written > 0 and job.seconds > 0
+
+
+class _TaskEvents(JobListener):
+    """Every task start and end of the jobs it hears, with the stage's counts as each listener saw them."""
+
+    def __init__(self):
+        self.events: list[tuple[str, int, int, int, int]] = []
+
+    def on_task_start(self, job, stage, partition):
+        self.events.append(("start", stage.stage_id, partition, stage.tasks_done, stage.tasks_running))
+
+    def on_task_end(self, job, stage, task):
+        self.events.append(("end", stage.stage_id, task.partition, stage.tasks_done, stage.tasks_running))
+
+
+def test_listeners_hear_each_task_start_before_its_end_with_the_running_count(spark):
+    """Progress moves as tasks start: each start comes before its end and counts the task as running."""
+    heard = _TaskEvents()
+    spark._context.scheduler.listeners.append(heard)
+    try:
+        spark.range(0, 400, numPartitions=4).groupBy((F.col("id") % 5).alias("k")).count().collect()
+    finally:
+        spark._context.scheduler.listeners.remove(heard)
+    job = spark._context.scheduler.last_job
+    starts = [e for e in heard.events if e[0] == "start"]
+    ends = [e for e in heard.events if e[0] == "end"]
+    assert len(starts) == len(ends) == sum(s.tasks for s in job.stages)
+    for _, stage, partition, done, running in starts:
+        assert running >= 1  # counted as it starts
+        assert heard.events.index(("start", stage, partition, done, running)) < next(
+            i for i, e in enumerate(heard.events) if e[:3] == ("end", stage, partition))
+    first_stage = job.stages[0].stage_id
+    assert any(e[3] == 0 for e in starts if e[1] == first_stage)  # the display moves before any task ends
+    assert all(s.tasks_running == 0 and s.tasks_done == s.tasks for s in job.stages)

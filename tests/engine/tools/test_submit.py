@@ -9,6 +9,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pyarrow
+
+import quiver
 from quiver.engine.tools.submit import sql_statements
 
 REPO = Path(__file__).resolve().parents[3]
@@ -81,6 +84,34 @@ def test_bad_input_exits_non_zero_with_one_line(tmp_path):
     assert bad_conf.returncode == 2 and "--conf: expected KEY=VALUE, got 'novalue'" in bad_conf.stderr
 
 
+def test_no_application_is_a_usage_error_saying_one_is_needed():
+    for args in ((), ("--master", "local[2]")):
+        out = submit(*args)
+        assert out.returncode == 2 and out.stdout == ""
+        assert out.stderr.strip().splitlines() == [
+            "usage: quiver-submit [options] <app.py | query.sql> [app arguments]",
+            "quiver-submit: error: an application is needed: a Python file (app.py) or a SQL file (query.sql); "
+            "quiver-submit --help lists the options"]
+
+
+def test_a_master_quiver_has_no_runtime_for_exits_2_naming_the_valid_masters(tmp_path):
+    app = tmp_path / "app.py"
+    app.write_text(APP)
+    out = submit("--master", "yarn", str(app))
+    assert out.returncode == 2 and out.stdout == ""
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("quiver-submit: error: argument --master: master 'yarn' is not a master; valid masters "
+                           "are local, local[N], local[*]") and "ray://host:port" in last
+
+
+def test_version_names_quiver_python_and_pyarrow():
+    out = submit("--version")
+    assert out.returncode == 0
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"quiver {quiver.__version__}" and lines[1].startswith("Python 3.")
+    assert lines[2] == f"pyarrow {pyarrow.__version__}"
+
+
 def test_a_failed_job_exits_1_with_its_reason_and_the_traceback_only_when_verbose(tmp_path):
     app = tmp_path / "app.py"
     app.write_text(APP)
@@ -95,6 +126,8 @@ def test_a_failed_job_exits_1_with_its_reason_and_the_traceback_only_when_verbos
 def test_sql_statements_are_cut_at_semicolons_outside_strings_and_comments():
     text = "SELECT 'x;y' AS a;\n/* c; */ SELECT 2 -- d; e\n;\n\n;"
     assert sql_statements(text) == ["SELECT 'x;y' AS a", "/* c; */ SELECT 2 -- d; e"]
+    assert sql_statements("SELECT 1;\n-- the end; nothing more\n") == ["SELECT 1"]
+    assert sql_statements("  /* only a comment */ ") == []
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -113,11 +113,48 @@ def test_hash_columns_needs_a_column():
         hash_columns([])
 
 
-def test_importing_quiver_loads_no_kernel_and_starting_a_session_loads_them():
-    """Tools and workers that import quiver pay for no compiled kernel; an engine's start loads numba's and the
-    hash kernels', so a session's first query does not."""
-    code = ("import quiver; from quiver.executors.cpu import hashing; a = bool(hashing._splitmix_into.signatures); "
-            "quiver.Session.builder.master('local[1]').getOrCreate(); "
-            "print(a, bool(hashing._splitmix_into.signatures))")
+def test_importing_quiver_and_a_small_query_load_no_numba_and_a_large_batch_loads_the_kernels():
+    """Importing quiver, starting a session and a small query pay for no numba (its import and first kernel load
+    cost more than the whole query); the first batch over SMALL_BATCH_ROWS loads the kernels."""
+    code = ("import sys, quiver; from quiver.executors.cpu import hashing, jit\n"
+            "spark = quiver.Session.builder.master('local[1]').getOrCreate()\n"
+            "spark.createDataFrame([(1, 'a'), (2, 'b'), (1, 'a')], ['k', 's']).groupBy('k', 's').count().collect()\n"
+            "print('numba' in sys.modules, jit.numba_loaded())\n"
+            "import pyarrow as pa; hashing.hash_array(pa.array(range(hashing.SMALL_BATCH_ROWS + 1)))\n"
+            "print('numba' in sys.modules, jit.numba_loaded(), bool(hashing._splitmix_into.signatures))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
-    assert out.stdout.split() == ["False", "True"]
+    assert out.stdout.split() == ["False", "False", "True", "True", "True"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(values=st.lists(st.one_of(st.none(), st.text(max_size=12), st.just("")), max_size=50),
+       ints=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
+def test_a_small_batch_hashes_with_numpy_to_the_kernels_values(values, ints):
+    """Batches up to SMALL_BATCH_ROWS rows are hashed with numpy: the same hashes the numba kernels give, so
+    equal keys meet whichever path each batch took."""
+    from quiver.executors.cpu.hashing import (
+        _hash_binary,
+        _hash_binary_numpy,
+        _splitmix_into,
+        _splitmix_numpy,
+        binary_buffers,
+    )
+
+    offsets, data = binary_buffers(pa.array(values, pa.string()))
+    by_kernel = np.empty(len(values), dtype=np.uint64)
+    _hash_binary(offsets, data, by_kernel)
+    assert _hash_binary_numpy(offsets, data).tolist() == by_kernel.tolist()
+    bits = np.array(ints, dtype=np.int64).view(np.uint64)
+    mixed = np.empty(len(bits), dtype=np.uint64)
+    _splitmix_into(bits, mixed)
+    assert _splitmix_numpy(bits).tolist() == mixed.tolist()
+
+
+def test_a_long_string_or_a_large_batch_takes_the_kernel_to_the_same_hashes():
+    from quiver.executors.cpu.hashing import SMALL_BATCH_BYTES, SMALL_BATCH_ROWS
+
+    long_value = "x" * (SMALL_BATCH_BYTES + 1)
+    small = hash_array(pa.array(["a", long_value, "b"]))
+    large = hash_array(pa.array(["a", long_value, "b"] * (SMALL_BATCH_ROWS // 3 + 1)))
+    assert large[:3].tolist() == small.tolist()
+    assert hash_array(pa.array(["a", "b"])).tolist() == small[[0, 2]].tolist()

@@ -6,7 +6,6 @@ from typing import Any
 
 from quiver.engine.api.column import Column, lit
 from quiver.engine.core.expressions import UnresolvedColumn, UnresolvedStar
-from quiver.engine.sql.expressions import parse_expression
 
 
 def col(name: str) -> Column:
@@ -24,6 +23,8 @@ def expr(text: str) -> Column:
 
     >>> df.select(F.expr("length(name) + 1 AS n"))
     """
+    from quiver.engine.sql.expressions import parse_expression  # sqlglot, imported only for SQL text
+
     return Column(parse_expression(text))
 
 

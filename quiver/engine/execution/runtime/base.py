@@ -36,6 +36,8 @@ class TaskOutcome:
 
 # Called with a task's index in the list given to `run_tasks` and its outcome, as each task ends.
 OnOutcome = Callable[[int, TaskOutcome], None]
+# Called with a task's index in the list given to `run_tasks` as the task starts, before its outcome.
+OnStart = Callable[[int], None]
 
 
 class Runtime(Protocol):
@@ -47,12 +49,14 @@ class Runtime(Protocol):
     blocks_leave_process: bool
 
     def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None,
-                  cancel: Cancellation | None = None) -> list[TaskOutcome]:
+                  cancel: Cancellation | None = None, on_start: OnStart | None = None) -> list[TaskOutcome]:
         """Run every task once; the outcomes in order. A task's output blocks are in `store` once it succeeds.
 
-        `on_outcome` is called in the caller's thread as each task ends, for live progress. Once `cancel`
-        is set, the tasks are stopped (within about a second) and those that did not finish end with
-        `TaskCancelled`; an interrupt (Ctrl-C) while waiting sets `cancel` and is raised again."""
+        `on_start` and `on_outcome` are called in the caller's thread as each task starts and ends, for live
+        progress; a task's start is told before its end (a start is seen within the runtime's polling
+        interval, 0.1-0.2 s). Once `cancel` is set, the tasks are stopped (within about a second) and those
+        that did not finish end with `TaskCancelled`; an interrupt (Ctrl-C) while waiting sets `cancel` and
+        is raised again."""
 
     def inventory(self) -> dict[str, float]:
         """Devices and CPUs the runtime's workers have in all: {"CPU": n, "GPU": g, "NPU": k}."""

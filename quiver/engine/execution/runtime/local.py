@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from quiver.engine.execution.runtime.base import OnOutcome, TaskOutcome
+from quiver.engine.execution.runtime.base import OnOutcome, OnStart, TaskOutcome
 from quiver.engine.execution.tasks import TaskSpec
 from quiver.executors.blocks import InProcessBlockStore
 from quiver.executors.cancellation import Cancellation, TaskCancelled, cancellable
@@ -36,21 +37,28 @@ class LocalRuntime:
         return ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="quiver-task")
 
     def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None,
-                  cancel: Cancellation | None = None) -> list[TaskOutcome]:
+                  cancel: Cancellation | None = None, on_start: OnStart | None = None) -> list[TaskOutcome]:
         outcomes: list[TaskOutcome | None] = [None] * len(tasks)
         if len(tasks) == 1 or self.parallelism == 1:
             for i, task in enumerate(tasks):
+                if on_start is not None:
+                    on_start(i)
                 outcomes[i] = self._run(task, cancel)
                 if on_outcome is not None:
                     on_outcome(i, outcomes[i])
             return outcomes
-        futures = {self._pool.submit(self._run, t, cancel): i for i, t in enumerate(tasks)}
+        # A worker thread notes each task it starts here; the caller's thread tells `on_start`, so listeners
+        # are only ever called from one thread. (list.append and popleft are atomic.)
+        started: deque[int] = deque()
+        futures = {self._pool.submit(self._run, t, cancel, started, i): i for i, t in enumerate(tasks)}
         pending = set(futures)
         try:
             while pending:
-                # Wake up now and then to see a cancellation even while every task is still running.
-                done, pending = wait(pending, timeout=0.1 if cancel is not None else None,
+                # Wake up now and then to see a cancellation, and tasks that started, while every task still runs.
+                done, pending = wait(pending, timeout=0.1 if cancel is not None or on_start is not None else None,
                                      return_when=FIRST_COMPLETED)
+                while started and on_start is not None:
+                    on_start(started.popleft())
                 for future in done:
                     i = futures[future]
                     outcomes[i] = future.result()
@@ -82,7 +90,10 @@ class LocalRuntime:
             old, self._pool = self._pool, self._new_pool()
             old.shutdown(wait=False, cancel_futures=True)
 
-    def _run(self, task: TaskSpec, cancel: Cancellation | None = None) -> TaskOutcome:
+    def _run(self, task: TaskSpec, cancel: Cancellation | None = None, started_tasks: deque[int] | None = None,
+             index: int = 0) -> TaskOutcome:
+        if started_tasks is not None:
+            started_tasks.append(index)
         worker = threading.current_thread().name
         worker = "driver" if worker == "MainThread" else worker
         started = time.time()

@@ -21,6 +21,7 @@ import socket
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -30,7 +31,7 @@ import pyarrow as pa
 
 from quiver.engine.core.conf import parse_size
 from quiver.engine.core.errors import ConfigurationError, QuiverError
-from quiver.engine.execution.runtime.base import OnOutcome, TaskOutcome
+from quiver.engine.execution.runtime.base import OnOutcome, OnStart, TaskOutcome
 from quiver.engine.execution.tasks import BlocksLost, InputBlocks, TaskSpec
 from quiver.executors.blocks import BlockId
 from quiver.executors.cancellation import Cancellation, TaskCancelled
@@ -226,6 +227,36 @@ class RayBlockStore:
         return None
 
 
+class _StartsBySlot:
+    """Tells `on_start` of Ray tasks as they are likely to start: Ray does not tell the driver when a queued
+    task begins, so a task counts as started once one of the cluster's `slots` (its CPUs) is free for it, in
+    the order the tasks were submitted; a task that ends before it was counted is counted as it ends."""
+
+    def __init__(self, on_start: OnStart | None, slots: int, submitted: list[int]):
+        self._on_start = on_start
+        self._slots = max(1, slots)
+        self._waiting = deque(submitted)
+        self._running: set[int] = set()
+
+    def ended(self, i: int) -> None:
+        """Task `i` ended: told as started first if it was not yet."""
+        if i in self._running:
+            self._running.discard(i)
+            return
+        if i in self._waiting:
+            self._waiting.remove(i)
+        if self._on_start is not None:
+            self._on_start(i)
+
+    def fill(self) -> None:
+        """Count as started the next submitted tasks that fit the free slots."""
+        while self._waiting and len(self._running) < self._slots:
+            i = self._waiting.popleft()
+            self._running.add(i)
+            if self._on_start is not None:
+                self._on_start(i)
+
+
 class RayRuntime:
     """Runs task specs as Ray tasks on the cluster `ray.init` connected this process to."""
 
@@ -291,7 +322,7 @@ class RayRuntime:
     # ---------------------------------------------------------- tasks
 
     def run_tasks(self, tasks: Sequence[TaskSpec], on_outcome: OnOutcome | None = None,
-                  cancel: Cancellation | None = None) -> list[TaskOutcome]:
+                  cancel: Cancellation | None = None, on_start: OnStart | None = None) -> list[TaskOutcome]:
         ray = self._ray
         bodies: dict[int, Any] = {}
         outcomes: list[TaskOutcome | None] = [None] * len(tasks)
@@ -319,10 +350,13 @@ class RayRuntime:
             ).remote(replace(spec, body=None), body_ref, spec.inputs, fetched, *([inputs] if fetched else inputs))
             refs = refs if isinstance(refs, list) else [refs]
             running[refs[0]] = (i, spec, refs[1:])
-        if on_outcome is not None:
-            for i, outcome in enumerate(outcomes):
-                if outcome is not None:
+        starts = _StartsBySlot(on_start, self.parallelism, [i for i, _, _ in running.values()])
+        for i, outcome in enumerate(outcomes):
+            if outcome is not None:
+                starts.ended(i)
+                if on_outcome is not None:
                     on_outcome(i, outcome)
+        starts.fill()
         try:
             while running:
                 # Wake up now and then to see a cancellation even while every task is still running.
@@ -331,8 +365,10 @@ class RayRuntime:
                 for meta_ref in done:
                     i, spec, block_refs = running.pop(meta_ref)
                     outcomes[i] = self._outcome(spec, meta_ref, block_refs, submitted_at)
+                    starts.ended(i)
                     if on_outcome is not None:
                         on_outcome(i, outcomes[i])
+                starts.fill()
                 if running and cancel is not None and cancel.cancelled:
                     self._stop(running)
                     for i, _, _ in running.values():

@@ -16,13 +16,13 @@ import decimal
 import hashlib
 from typing import Any
 
-import numba
 import numpy as np
 import pyarrow as pa
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu.hashing import binary_buffers, plain_array
+from quiver.executors.cpu.jit import njit
 from quiver.executors.cpu.kernels.registry import Value, all_null, kernel, length_of, per_constant
 
 _M32 = np.uint64(0xFFFFFFFF)
@@ -36,26 +36,26 @@ P5 = np.uint64(0x27D4EB2F165667C5)
 
 # ---------------------------------------------------------------- Murmur3 x86_32 (values held in uint64, masked)
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _rotl32(x, r):
     return ((x << np.uint64(r)) | (x >> np.uint64(32 - r))) & np.uint64(0xFFFFFFFF)
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _mix_k1(k1):
     k1 = (k1 * np.uint64(0xCC9E2D51)) & np.uint64(0xFFFFFFFF)
     k1 = _rotl32(k1, 15)
     return (k1 * np.uint64(0x1B873593)) & np.uint64(0xFFFFFFFF)
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _mix_h1(h1, k1):
     h1 = h1 ^ k1
     h1 = _rotl32(h1, 13)
     return (h1 * np.uint64(5) + np.uint64(0xE6546B64)) & np.uint64(0xFFFFFFFF)
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _fmix32(h1, length):
     h1 = h1 ^ np.uint64(length)
     h1 = h1 ^ (h1 >> np.uint64(16))
@@ -65,7 +65,7 @@ def _fmix32(h1, length):
     return h1 ^ (h1 >> np.uint64(16))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _murmur_ints(values, valid, h):
     """values: uint64 holding the int's 32 bits."""
     for i in range(h.shape[0]):
@@ -73,7 +73,7 @@ def _murmur_ints(values, valid, h):
             h[i] = _fmix32(_mix_h1(h[i], _mix_k1(values[i] & np.uint64(0xFFFFFFFF))), 4)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _murmur_longs(values, valid, h):
     for i in range(h.shape[0]):
         if valid[i]:
@@ -83,7 +83,7 @@ def _murmur_longs(values, valid, h):
             h[i] = _fmix32(h1, 8)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _murmur_bytes(offsets, data, valid, h):
     for i in range(h.shape[0]):
         if not valid[i]:
@@ -107,12 +107,12 @@ def _murmur_bytes(offsets, data, valid, h):
 
 # ---------------------------------------------------------------- XXH64
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _rotl64(x, r):
     return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _fmix64(h):
     h = h ^ (h >> np.uint64(33))
     h = h * P2
@@ -121,7 +121,7 @@ def _fmix64(h):
     return h ^ (h >> np.uint64(32))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _xx_ints(values, valid, h):
     for i in range(h.shape[0]):
         if valid[i]:
@@ -131,7 +131,7 @@ def _xx_ints(values, valid, h):
             h[i] = _fmix64(x)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _xx_longs(values, valid, h):
     for i in range(h.shape[0]):
         if valid[i]:
@@ -141,7 +141,7 @@ def _xx_longs(values, valid, h):
             h[i] = _fmix64(x)
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _read_u64(data, p):
     out = np.uint64(0)
     for k in range(8):
@@ -149,14 +149,14 @@ def _read_u64(data, p):
     return out
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _xx_round(acc, lane):
     acc = acc + lane * P2
     acc = _rotl64(acc, 31)
     return acc * P1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _xx_bytes(offsets, data, valid, h):
     for i in range(h.shape[0]):
         if not valid[i]:
@@ -216,7 +216,7 @@ def _crc_table() -> np.ndarray:
 _CRC_TABLE = _crc_table()
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _crc32(offsets, data, table, out):
     for i in range(out.shape[0]):
         c = np.uint64(0xFFFFFFFF)

@@ -17,7 +17,7 @@ from ray.cluster_utils import Cluster
 import quiver
 from quiver import functions as F
 from quiver.engine.core.errors import ConfigurationError, TaskFailedError
-from quiver.engine.execution.runtime.ray import RayRuntime, parse_ray_master
+from quiver.engine.execution.runtime.ray import RayRuntime, _StartsBySlot, parse_ray_master
 from quiver.engine.execution.tasks import TaskResources, TaskSpec
 
 
@@ -126,9 +126,9 @@ def test_blocks_are_freed_once_no_later_stage_needs_them(rspark, monkeypatch):
     seen = []
     original = runtime.run_tasks
 
-    def recording(tasks, on_outcome=None, cancel=None):
+    def recording(tasks, on_outcome=None, cancel=None, on_start=None):
         seen.append((tasks[0].stage_id, sorted({b.stage for b in runtime.store._refs if b.namespace != "cache"})))
-        return original(tasks, on_outcome, cancel)
+        return original(tasks, on_outcome, cancel, on_start)
 
     monkeypatch.setattr(runtime, "run_tasks", recording)
     rows = rspark.range(0, 3000, numPartitions=3).withColumn("k", F.col("id") % 5) \
@@ -361,3 +361,22 @@ def test_inputs_over_a_workers_budget_are_read_one_block_at_a_time(rspark, lspar
     assert _jobs(rspark) == want
     assert not any(fetched for _, fetched, _ in calls)
     assert any(ids for ids, _, _ in calls)
+
+
+def test_ray_tasks_count_as_started_as_cluster_slots_free_for_them():
+    """Ray does not say when a queued task begins: the first `slots` submitted count as started, then one more
+    as each ends; one that ends before it was counted is counted as it ends, so every end follows a start."""
+    told: list[int] = []
+    starts = _StartsBySlot(told.append, 2, [0, 1, 2, 3, 4])
+    starts.fill()
+    assert told == [0, 1]
+    starts.ended(1)
+    starts.fill()
+    assert told == [0, 1, 2]
+    starts.ended(4)  # ended while still queued, as far as the driver knew
+    assert told == [0, 1, 2, 4]
+    starts.fill()
+    assert told == [0, 1, 2, 4]  # two still running: no slot free
+    starts.ended(0)
+    starts.fill()
+    assert told == [0, 1, 2, 4, 3]

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from quiver.engine.api.dataframe import DataFrame
     from quiver.engine.api.session import Session
 
+#: What the readers take as `path`: a file, folder or glob (local, `s3://`, or any URI pyarrow or fsspec opens), or
+#: a list of them.
 PathArg = str | os.PathLike | Sequence[str | os.PathLike]
 
 

@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-ray lint bench venv clean wheel-check
+.PHONY: demo test test-ray lint docs bench venv clean wheel-check
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check quiver tests benchmarks examples
 	$(VENV)/bin/mypy
 
+# The API reference, from the docstrings, into docs/api/_build/index.html; any warning (a broken reference, bad
+# markup) fails it.
+docs: $(STAMP)
+	$(VENV)/bin/sphinx-build -W -n -b html docs/api docs/api/_build
+
 test: $(STAMP)
 	scripts/system-packages
 	$(PY) -m pytest tests
@@ -37,4 +42,4 @@ bench: $(STAMP)
 	$(PY) -m benchmarks.core --rows 10000000
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache demo-data
+	rm -rf $(VENV) build *.egg-info .pytest_cache demo-data docs/api/_build

@@ -72,7 +72,14 @@ class DataFrame:
         self._plan = plan
         self._last_execution: QueryExecution | None = None
 
-    sparkSession = property(lambda self: self._session)
+    @property
+    def sparkSession(self) -> Session:
+        """The session this DataFrame belongs to.
+
+        >>> df.sparkSession is spark
+        True
+        """
+        return self._session
 
     def _with(self, plan: L.LogicalPlan) -> DataFrame:
         return self._session._df(plan)
@@ -94,23 +101,51 @@ class DataFrame:
 
     @property
     def columns(self) -> list[str]:
+        """The column names, in order.
+
+        >>> df.columns
+        ['age', 'name']
+        """
         return [a.name for a in self._plan.output]
 
     @property
     def dtypes(self) -> list[tuple[str, str]]:
+        """(name, type) of each column, the type as Spark's simple string (`bigint`, `string`, `array<int>`).
+
+        >>> df.dtypes
+        [('age', 'bigint'), ('name', 'string')]
+        """
         return [(a.name, a.dtype.simpleString()) for a in self._plan.output]
 
     @property
     def schema(self) -> T.StructType:
+        """The columns' names, types and nullability as a `StructType`; no job runs.
+
+        >>> df.schema
+        StructType([StructField('age', LongType(), True), StructField('name', StringType(), True)])
+        """
         return T.StructType([T.StructField(a.name, a.dtype, a.nullable) for a in self._plan.output])
 
     def printSchema(self, level: int | None = None) -> None:
+        """Print the schema as a tree. `level` (how deep to print nested fields) is accepted and ignored: the whole tree
+        is printed.
+
+        >>> df.printSchema()
+        root
+         |-- age: long (nullable = true)
+         |-- name: string (nullable = true)
+        """
         print(self.schema.treeString())
 
     def __repr__(self) -> str:
         return "DataFrame[" + ", ".join(f"{n}: {t}" for n, t in self.dtypes) + "]"
 
     def __getitem__(self, item: Any) -> Any:
+        """`df["age"]` a column, `df[0]` the first column, `df[condition]` a filter and `df[["a", "b"]]` a select.
+
+        >>> df[df["age"] > 3].select(df[1]).collect()
+        [Row(name='Bob')]
+        """
         if isinstance(item, str):
             return Column(self._resolve_column(item))
         if isinstance(item, int):
@@ -125,6 +160,11 @@ class DataFrame:
         # `df.age` as PySpark allows, hidden from type checkers so that a misspelt method (`df.selectt`)
         # is an error there; typed code writes df["age"] or F.col("age").
         def __getattr__(self, name: str) -> Column:
+            """`df.age`: the column `age`, as `df["age"]` (a name that is no column raises AttributeError).
+
+            >>> df.select(df.age + 1).collect()
+            [Row((age + 1)=3), Row((age + 1)=6)]
+            """
             if name.startswith("_"):
                 raise AttributeError(name)
             if any(a.name == name for a in self._plan.output):
@@ -155,18 +195,39 @@ class DataFrame:
     # ---------------------------------------------------------- projections
 
     def select(self, *cols: Any) -> DataFrame:
+        """A DataFrame of the given columns: names (`"*"` for all), Columns, or one list of them.
+
+        >>> df.select("name", (F.col("age") * 2).alias("twice")).collect()
+        [Row(name='Alice', twice=4), Row(name='Bob', twice=10)]
+        """
         exprs = tuple(_select_expr(c) for c in _flatten(cols))
         return self._with(L.Project(self._plan, exprs))
 
     def selectExpr(self, *exprs: str) -> DataFrame:
+        """`select` of SQL expression strings.
+
+        >>> df.selectExpr("name", "age + 1 AS next").collect()
+        [Row(name='Alice', next=3), Row(name='Bob', next=6)]
+        """
         from quiver.engine.sql.expressions import parse_expression  # sqlglot, only where SQL text is given
 
         return self.select(*[Column(parse_expression(e)) for e in _flatten(exprs)])
 
     def withColumn(self, colName: str, col: Column) -> DataFrame:
+        """Add the column `colName`, or replace the one of that name (compared case-insensitively, as in Spark).
+        `col` must be a Column; wrap a Python value in `F.lit`.
+
+        >>> df.withColumn("age", df.age + 10).collect()
+        [Row(age=12, name='Alice'), Row(age=15, name='Bob')]
+        """
         return self.withColumns({colName: col})
 
     def withColumns(self, *colsMap: dict[str, Column]) -> DataFrame:
+        """`withColumn` for each name -> Column of the dict `colsMap`, in one projection.
+
+        >>> df.withColumns({"a1": df.age + 1, "a2": df.age * 2}).columns
+        ['age', 'name', 'a1', 'a2']
+        """
         mapping = dict(colsMap[0]) if colsMap else {}
         for name, c in mapping.items():
             if not isinstance(c, Column):
@@ -187,9 +248,19 @@ class DataFrame:
         return self._with(L.Project(self._plan, tuple(projections)))
 
     def withColumnRenamed(self, existing: str, new: str) -> DataFrame:
+        """Rename the column `existing` to `new`; nothing happens when there is no such column, as in Spark.
+
+        >>> df.withColumnRenamed("age", "years").columns
+        ['years', 'name']
+        """
         return self.withColumnsRenamed({existing: new})
 
     def withColumnsRenamed(self, colsMap: dict[str, str]) -> DataFrame:
+        """Rename each column named by a key of `colsMap` to its value.
+
+        >>> df.withColumnsRenamed({"age": "a", "name": "n"}).columns
+        ['a', 'n']
+        """
         lower = {k.lower(): v for k, v in colsMap.items()}
         projections = tuple(
             Alias(a, lower[a.name.lower()]) if a.name.lower() in lower else a for a in self._plan.output
@@ -197,6 +268,11 @@ class DataFrame:
         return self._with(L.Project(self._plan, projections))
 
     def toDF(self, *cols: str) -> DataFrame:
+        """The same columns under new names, one name per column.
+
+        >>> df.toDF("a", "n").columns
+        ['a', 'n']
+        """
         names = _flatten(cols)
         if len(names) != len(self._plan.output):
             raise AnalysisException(
@@ -205,6 +281,11 @@ class DataFrame:
         return self._with(L.Project(self._plan, tuple(Alias(a, n) for a, n in zip(self._plan.output, names))))
 
     def drop(self, *cols: Any) -> DataFrame:
+        """Every column but those named (or given as Columns); names that match nothing are ignored, as in Spark.
+
+        >>> df.drop("age").columns
+        ['name']
+        """
         drop_ids: set[int] = set()
         for c in _flatten(cols):
             if isinstance(c, str):
@@ -219,11 +300,24 @@ class DataFrame:
         return self._with(L.Project(self._plan, kept))
 
     def alias(self, alias: str) -> DataFrame:
+        """The same rows under the name `alias`, so columns can be told apart as `"alias.col"` (in a self-join).
+
+        >>> a, b = df.alias("a"), df.alias("b")
+        >>> a.join(b, F.col("a.age") < F.col("b.age")).select("a.name", "b.name").collect()
+        [Row(name='Alice', name='Bob')]
+        """
         return self._with(L.SubqueryAlias(self._plan, alias))
 
     # ---------------------------------------------------------- rows
 
     def filter(self, condition: Column | str) -> DataFrame:
+        """The rows for which `condition` (a boolean Column, or a SQL expression string) is true; `where` is the same.
+
+        >>> df.filter(df.age > 3).collect()
+        [Row(age=5, name='Bob')]
+        >>> df.where("name = 'Alice'").count()
+        1
+        """
         if isinstance(condition, str):
             from quiver.engine.sql.expressions import parse_expression
 
@@ -237,13 +331,30 @@ class DataFrame:
     where = filter
 
     def limit(self, num: int) -> DataFrame:
+        """At most `num` rows.
+
+        >>> df.limit(1).count()
+        1
+        """
         return self._built(builder.limit, self._plan, num)
 
     def offset(self, num: int) -> DataFrame:
-        """Every row but the first `num`, in this DataFrame's order (PySpark 3.4's df.offset)."""
+        """Every row but the first `num`, in this DataFrame's order (PySpark 3.4's `offset`).
+
+        >>> df.orderBy("age").offset(1).collect()
+        [Row(age=5, name='Bob')]
+        """
         return self._built(builder.offset, self._plan, num)
 
     def orderBy(self, *cols: Any, ascending: bool | list[bool] | None = None) -> DataFrame:
+        """Rows sorted by `cols` (names, Columns such as `F.desc("age")`, or 1-based ordinals); `ascending` is a bool
+        or one per column. Nulls sort first ascending and last descending, as in Spark. `sort` is the same.
+
+        >>> df.orderBy("age", ascending=False).collect()
+        [Row(age=5, name='Bob'), Row(age=2, name='Alice')]
+        >>> df.sort(F.col("name").desc()).first().name
+        'Bob'
+        """
         items = _flatten(cols)
         if not items:
             raise AnalysisException("orderBy() needs at least one column")
@@ -269,12 +380,22 @@ class DataFrame:
     sort = orderBy
 
     def sortWithinPartitions(self, *cols: Any, ascending: Any = None) -> DataFrame:
+        """Each partition's rows sorted by `cols`, without a shuffle (so the whole is not sorted).
+
+        >>> df.coalesce(1).sortWithinPartitions(F.desc("age")).collect()
+        [Row(age=5, name='Bob'), Row(age=2, name='Alice')]
+        """
         ordered = self.orderBy(*cols, ascending=ascending)._plan
         assert isinstance(ordered, L.Sort)
         return self._built(builder.sort, self._plan, ordered.orders, False)
 
     def repartition(self, numPartitions: Any = None, *cols: Any) -> DataFrame:
-        """Shuffle into `numPartitions` partitions, by the hash of `cols` or round robin."""
+        """Shuffle into `numPartitions` partitions, by the hash of `cols` or round robin; with only columns, into
+        `spark.sql.shuffle.partitions` partitions.
+
+        >>> df.repartition(3, "name").select(F.spark_partition_id().alias("p")).distinct().count() <= 3
+        True
+        """
         if isinstance(numPartitions, (str, Column)):
             cols = (numPartitions, *cols)
             numPartitions = None
@@ -283,7 +404,11 @@ class DataFrame:
         return self._with(L.Repartition(self._plan, n, keys, "hash" if keys else "roundrobin"))
 
     def repartitionByRange(self, numPartitions: Any, *cols: Any) -> DataFrame:
-        """Shuffle into ranges of the sort order of `cols`."""
+        """Shuffle into ranges of the sort order of `cols` (each partition a run of the order).
+
+        >>> df.repartitionByRange(2, "age").orderBy("age").collect()
+        [Row(age=2, name='Alice'), Row(age=5, name='Bob')]
+        """
         if isinstance(numPartitions, (str, Column)):
             cols = (numPartitions, *cols)
             numPartitions = None
@@ -294,13 +419,28 @@ class DataFrame:
         return self._with(L.Repartition(self._plan, _partition_count(numPartitions), orders.orders, "range"))
 
     def coalesce(self, numPartitions: int) -> DataFrame:
-        """Merge partitions down to `numPartitions` without a shuffle."""
+        """Merge partitions down to `numPartitions` without a shuffle.
+
+        >>> df.coalesce(1).select(F.spark_partition_id().alias("p")).distinct().collect()
+        [Row(p=0)]
+        """
         return self._with(L.Repartition(self._plan, _partition_count(numPartitions), (), "coalesce"))
 
     def distinct(self) -> DataFrame:
+        """The distinct rows.
+
+        >>> df.union(df).distinct().count()
+        2
+        """
         return self._built(builder.distinct, self._plan)
 
     def dropDuplicates(self, subset: list[str] | None = None) -> DataFrame:
+        """One row per distinct value of the `subset` columns (all columns by default); `drop_duplicates` is the same.
+        Which row of a duplicate group is kept is unspecified, as in Spark.
+
+        >>> spark.createDataFrame([(1, "a"), (1, "b"), (2, "c")], ["k", "v"]).dropDuplicates(["k"]).count()
+        2
+        """
         if subset is None:
             return self.distinct()
         if isinstance(subset, str):
@@ -318,34 +458,65 @@ class DataFrame:
     drop_duplicates = dropDuplicates
 
     def union(self, other: DataFrame) -> DataFrame:
-        """Every row of both, matched by position (UNION ALL); this DataFrame names the columns."""
+        """Every row of both, matched by position (SQL's UNION ALL, duplicates kept); this DataFrame names the columns.
+        `unionAll` is the same.
+
+        >>> df.union(df).count()
+        4
+        """
         return self._built(builder.union, self._plan, other._plan)
 
     unionAll = union
 
     def unionByName(self, other: DataFrame, allowMissingColumns: bool = False) -> DataFrame:
-        """Every row of both, matched by column name; with allowMissingColumns, a column one side lacks is null."""
+        """Every row of both, matched by column name; with `allowMissingColumns`, a column one side lacks is null.
+
+        >>> other = spark.createDataFrame([("Carol", 7)], ["name", "age"])
+        >>> df.unionByName(other).orderBy("age").collect()
+        [Row(age=2, name='Alice'), Row(age=5, name='Bob'), Row(age=7, name='Carol')]
+        """
         return self._built(builder.union_by_name, self._plan, other._plan, allowMissingColumns)
 
     def intersect(self, other: DataFrame) -> DataFrame:
-        """Distinct rows present in both (INTERSECT); nulls compare equal, as in set operations."""
+        """Distinct rows present in both (SQL's INTERSECT); nulls compare equal, as in set operations.
+
+        >>> df.intersect(df.filter("age > 3")).collect()
+        [Row(age=5, name='Bob')]
+        """
         return self._built(builder.intersect, self._plan, other._plan)
 
     def subtract(self, other: DataFrame) -> DataFrame:
-        """Distinct rows of this DataFrame not present in `other` (EXCEPT DISTINCT)."""
+        """Distinct rows of this DataFrame not present in `other` (SQL's EXCEPT DISTINCT).
+
+        >>> df.subtract(df.filter("age > 3")).collect()
+        [Row(age=2, name='Alice')]
+        """
         return self._built(builder.except_, self._plan, other._plan)
 
     def intersectAll(self, other: DataFrame) -> DataFrame:
-        """Rows present in both, duplicates kept: a row found m and n times appears min(m, n) times."""
+        """Rows present in both, duplicates kept: a row found m and n times appears min(m, n) times.
+
+        >>> df.union(df).intersectAll(df).count()
+        2
+        """
         return self._built(builder.intersect, self._plan, other._plan, True)
 
     def exceptAll(self, other: DataFrame) -> DataFrame:
-        """Rows of this DataFrame not matched in `other`, duplicates kept: m and n copies leave max(m - n, 0)."""
+        """Rows of this DataFrame not matched in `other`, duplicates kept: m and n copies leave max(m - n, 0).
+
+        >>> df.union(df).exceptAll(df).count()
+        2
+        """
         return self._built(builder.except_, self._plan, other._plan, True)
 
     # ---------------------------------------------------------- grouping and joins
 
     def groupBy(self, *cols: Any) -> GroupedData:
+        """Group by `cols` (names or Columns) for the aggregates of the returned `GroupedData`; `groupby` is the same.
+
+        >>> df.groupBy("name").agg(F.max("age").alias("oldest")).orderBy("name").collect()
+        [Row(name='Alice', oldest=2), Row(name='Bob', oldest=5)]
+        """
         return GroupedData(self, [to_expr(c) for c in _flatten(cols)])
 
     groupby = groupBy
@@ -356,17 +527,29 @@ class DataFrame:
         return grouped
 
     def rollup(self, *cols: Any) -> GroupedData:
-        """Aggregates per (k0..kn), (k0..kn-1), ..., (k0) and over everything; F.grouping() tells which."""
+        """Aggregates per (k0..kn), (k0..kn-1), ..., (k0) and over everything; `F.grouping()` tells which.
+
+        >>> df.rollup("name").count().orderBy("name").collect()
+        [Row(name=None, count=2), Row(name='Alice', count=1), Row(name='Bob', count=1)]
+        """
         keys = [to_expr(c) for c in _flatten(cols)]
         return self._grouped_by_sets(keys, rollup_sets(len(keys)))
 
     def cube(self, *cols: Any) -> GroupedData:
-        """Aggregates per every subset of the columns; F.grouping() / F.grouping_id() tell which."""
+        """Aggregates per every subset of the columns; `F.grouping()` and `F.grouping_id()` tell which.
+
+        >>> df.cube("name", "age").count().count()
+        7
+        """
         keys = [to_expr(c) for c in _flatten(cols)]
         return self._grouped_by_sets(keys, cube_sets(len(keys)))
 
     def groupingSets(self, groupingSets: Any, *cols: Any) -> GroupedData:  # noqa: N802,N803 — PySpark's names
-        """Aggregates per each listed set of the grouping columns `cols`."""
+        """Aggregates per each listed set of the grouping columns `cols` (PySpark 4's `groupingSets`).
+
+        >>> df.groupingSets([["name"], []], "name").count().orderBy("name").collect()
+        [Row(name=None, count=2), Row(name='Alice', count=1), Row(name='Bob', count=1)]
+        """
         keys = [to_expr(c) for c in _flatten(cols)]
         sets = []
         for group in groupingSets:
@@ -383,42 +566,105 @@ class DataFrame:
     # ---------------------------------------------------------- samples and statistics (quiver/engine/api/sampling.py)
 
     def sample(self, withReplacement: Any = None, fraction: Any = None, seed: Any = None) -> DataFrame:  # noqa: N803
-        """About `fraction` of the rows, chosen by rand(seed); with replacement, rows may repeat."""
+        """About `fraction` of the rows, chosen by `rand(seed)`; with replacement, rows may repeat. Called as
+        `sample(fraction)`, `sample(fraction, seed)` or `sample(withReplacement, fraction, seed)`, as PySpark takes it.
+        The rows chosen for a seed differ from Spark's, whose generator differs.
+
+        >>> spark.range(1000).sample(0.1, seed=1).count() < 200
+        True
+        """
         return sample(self, withReplacement, fraction, seed)
 
     def randomSplit(self, weights: list[float], seed: int | None = None) -> list[DataFrame]:  # noqa: N802
-        """Disjoint random parts of the rows in proportion to `weights`."""
+        """Disjoint random parts of the rows in proportion to `weights`, which together hold every row.
+
+        >>> parts = spark.range(100).randomSplit([0.5, 0.5], seed=7)
+        >>> sum(p.count() for p in parts)
+        100
+        """
         return random_split(self, weights, seed)
 
     def sampleBy(self, col: Any, fractions: dict, seed: int | None = None) -> DataFrame:  # noqa: N802
+        """A sample without replacement taking each stratum (value of `col`) with its own fraction (0 where absent).
+
+        >>> spark.range(10).sampleBy(F.col("id") % 2, {0: 1.0}, seed=1).count()
+        5
+        """
         return sample_by(self, col, fractions, seed)
 
     @property
     def stat(self) -> Any:
-        """Statistics of the columns: corr, cov, crosstab, freqItems, approxQuantile, sampleBy."""
+        """Statistics of the columns: corr, cov, crosstab, freqItems, approxQuantile, sampleBy.
+
+        >>> df.stat.corr("age", "age")
+        1.0
+        """
         return DataFrameStatFunctions(self)
 
     def corr(self, col1: str, col2: str, method: str | None = None) -> float:
+        """The Pearson correlation of two numeric columns (`method` may only be "pearson").
+
+        >>> spark.createDataFrame([(1, 2), (2, 4), (3, 7)], ["x", "y"]).corr("x", "y")
+        0.9933992677987828
+        """
         return self.stat.corr(col1, col2, method)
 
     def cov(self, col1: str, col2: str) -> float:
+        """The sample covariance of two numeric columns.
+
+        >>> spark.createDataFrame([(1, 2), (2, 4), (3, 6)], ["x", "y"]).cov("x", "y")
+        2.0
+        """
         return self.stat.cov(col1, col2)
 
     def crosstab(self, col1: str, col2: str) -> DataFrame:
+        """A contingency table: one row per value of `col1`, one count column per value of `col2`.
+
+        >>> df.crosstab("name", "age").orderBy("name_age").collect()
+        [Row(name_age='Alice', 2=1, 5=0), Row(name_age='Bob', 2=0, 5=1)]
+        """
         return self.stat.crosstab(col1, col2)
 
     def freqItems(self, cols: list[str], support: float | None = None) -> DataFrame:  # noqa: N802
+        """Items of each of `cols` found in at least `support` (default 1%) of the rows. Quiver counts exactly, so the
+        arrays hold only frequent items (Spark's sketch may add others).
+
+        >>> df.freqItems(["age"], 0.5).collect()
+        [Row(age_freqItems=[2, 5])]
+        """
         return self.stat.freqItems(cols, support)
 
     def approxQuantile(self, col: Any, probabilities: list[float], relativeError: float) -> list:  # noqa: N802,N803
+        """The quantiles at `probabilities` of a numeric column (or a list of them: a list per column). Quiver computes
+        exact ranks, which are within any `relativeError`.
+
+        >>> spark.range(101).approxQuantile("id", [0.0, 0.5, 1.0], 0.01)
+        [0.0, 50.0, 100.0]
+        """
         return self.stat.approxQuantile(col, probabilities, relativeError)
 
     def agg(self, *exprs: Any) -> DataFrame:
+        """Aggregates over all rows, as `groupBy().agg(...)`.
+
+        >>> df.agg(F.min("age"), F.max("age")).collect()
+        [Row(min(age)=2, max(age)=5)]
+        """
         return self.groupBy().agg(*exprs)
 
     def join(self, other: DataFrame, on: Any = None, how: str | None = None) -> DataFrame:
-        """Join with `other` on a column name or a list of them (USING: each key once), or on a Column condition
-        or a list of them (ANDed); `how` is one of Spark's join types (inner, left_outer, full, left_semi, ...)."""
+        """Join with `other` on a column name or a list of them (USING: each key once in the result), or on a Column
+        condition or a list of them (ANDed); without `on`, a cross join. `how` is one of Spark's join types: inner
+        (default), cross, outer/full/fullouter/full_outer, left/leftouter/left_outer, right/rightouter/right_outer,
+        semi/leftsemi/left_semi, anti/leftanti/left_anti.
+
+        >>> heights = spark.createDataFrame([("Alice", 165), ("Carol", 170)], ["name", "height"])
+        >>> df.join(heights, "name").collect()
+        [Row(name='Alice', age=2, height=165)]
+        >>> df.join(heights, "name", "left").orderBy("name").collect()
+        [Row(name='Alice', age=2, height=165), Row(name='Bob', age=5, height=None)]
+        >>> df.join(heights, df.name == heights.name, "anti").collect()
+        [Row(age=5, name='Bob')]
+        """
         how = how or "inner"
         if on is None:
             return self._built(builder.join, self._plan, other._plan, how)
@@ -430,15 +676,35 @@ class DataFrame:
         return self._built(builder.join, self._plan, other._plan, how, conjoin([c.expr for c in conditions]))
 
     def crossJoin(self, other: DataFrame) -> DataFrame:
+        """Every pair of a row of this DataFrame and a row of `other` (the Cartesian product).
+
+        >>> df.crossJoin(df.select(F.col("name").alias("other"))).count()
+        4
+        """
         return self._built(builder.join, self._plan, other._plan, "cross")
 
     # ---------------------------------------------------------- missing values
 
     @property
     def na(self) -> DataFrameNaFunctions:
+        """The missing-value functions (`df.na.fill`, `df.na.drop`, `df.na.replace`).
+
+        >>> spark.createDataFrame([(None,), (1,)], "x int").na.fill(0).collect()
+        [Row(x=0), Row(x=1)]
+        """
         return DataFrameNaFunctions(self)
 
     def fillna(self, value: Any, subset: Any = None) -> DataFrame:
+        """Replace nulls (and NaN in floating-point columns) with `value` in the columns of a matching type: a number
+        fills numeric columns, a string string columns, a bool boolean ones; a dict maps column names to values.
+        `subset` limits the columns.
+
+        >>> nulls = spark.createDataFrame([(None, None), (1, "b")], "x int, s string")
+        >>> nulls.fillna(0).collect()
+        [Row(x=0, s=None), Row(x=1, s='b')]
+        >>> nulls.fillna({"s": "?"}).collect()
+        [Row(x=None, s='?'), Row(x=1, s='b')]
+        """
         if isinstance(value, dict):
             mapping = {k.lower(): v for k, v in value.items()}
             for k in value:
@@ -460,6 +726,14 @@ class DataFrame:
         return self._with(L.Project(self._plan, tuple(projections)))
 
     def dropna(self, how: str = "any", thresh: int | None = None, subset: Any = None) -> DataFrame:
+        """The rows without nulls (or NaN): with how="any" (the default) none may be missing, with "all" at least one
+        must be present; `thresh` is the fewest non-null values a kept row has, overriding `how`. `subset` limits
+        the columns.
+
+        >>> nulls = spark.createDataFrame([(None, None), (1, None), (1, "b")], "x int, s string")
+        >>> nulls.dropna().count(), nulls.dropna(how="all").count(), nulls.dropna(subset=["x"]).count()
+        (1, 2, 2)
+        """
         if how not in ("any", "all"):
             raise ConfigurationError(f"dropna(how={how!r}) must be 'any' or 'all'")
         names = [subset] if isinstance(subset, str) else subset
@@ -473,7 +747,14 @@ class DataFrame:
         return self._with(L.Filter(self._plan, Comparison(">=", count, Literal(int(thresh), T.IntegerType()))))
 
     def replace(self, to_replace: Any, value: Any = _MISSING, subset: Any = None) -> DataFrame:
-        """Replace values in columns of a matching type: a scalar, lists matched by position, or a dict."""
+        """Replace values in the columns of a matching type: `to_replace` a scalar (with `value`), a list matched by
+        position with a list of values (or one value), or a dict of old -> new; `subset` limits the columns.
+
+        >>> df.replace("Alice", "Ann").collect()
+        [Row(age=2, name='Ann'), Row(age=5, name='Bob')]
+        >>> df.replace({2: 20}, subset=["age"]).collect()
+        [Row(age=20, name='Alice'), Row(age=5, name='Bob')]
+        """
         if isinstance(to_replace, dict):
             pairs = list(to_replace.items())
         else:
@@ -499,10 +780,34 @@ class DataFrame:
         return self._with(L.Project(self._plan, tuple(projections)))
 
     def describe(self, *cols: Any) -> DataFrame:
-        """count, mean, stddev, min and max of numeric and string columns, as strings (Spark's describe)."""
+        """count, mean, stddev, min and max of numeric and string columns (or of `cols`), as strings, as Spark's
+        describe.
+
+        >>> df.describe("age").show()
+        +-------+------------------+
+        |summary|               age|
+        +-------+------------------+
+        |  count|                 2|
+        |   mean|               3.5|
+        | stddev|2.1213203435596424|
+        |    min|                 2|
+        |    max|                 5|
+        +-------+------------------+
+        """
         return self._summary(["count", "mean", "stddev", "min", "max"], _flatten(cols))
 
     def summary(self, *statistics: str) -> DataFrame:
+        """The statistics named in `statistics` (default count, mean, stddev, min, max) of the numeric and string
+        columns. Quiver supports only those five: Spark's percentiles ("25%", ...) and count_distinct are refused.
+
+        >>> df.summary("count", "max").show()
+        +-------+---+----+
+        |summary|age|name|
+        +-------+---+----+
+        |  count|  2|   2|
+        |    max|  5| Bob|
+        +-------+---+----+
+        """
         stats = list(statistics) or ["count", "mean", "stddev", "min", "max"]
         unsupported = [s for s in stats if s not in ("count", "mean", "stddev", "min", "max")]
         if unsupported:
@@ -542,44 +847,101 @@ class DataFrame:
     # ---------------------------------------------------------- caching
 
     def cache(self) -> DataFrame:
+        """Keep this DataFrame's result at MEMORY_AND_DISK once an action first computes it; later queries over it
+        read the kept blocks. Returns this DataFrame.
+
+        >>> cached = df.cache(); cached.is_cached, cached.storageLevel
+        (True, StorageLevel.MEMORY_AND_DISK)
+        >>> _ = cached.unpersist()
+        """
         return self.persist(StorageLevel.MEMORY_AND_DISK)
 
     def persist(self, storageLevel: StorageLevel = StorageLevel.MEMORY_AND_DISK) -> DataFrame:
+        """`cache` at the given storage level (default MEMORY_AND_DISK).
+
+        >>> from quiver import StorageLevel
+        >>> df.persist(StorageLevel.MEMORY_ONLY).storageLevel
+        StorageLevel.MEMORY_ONLY
+        >>> _ = df.unpersist()
+        """
         self._session._context.cache.register(self._plan, storageLevel.name)
         return self
 
     def unpersist(self, blocking: bool = False) -> DataFrame:
+        """Stop caching this DataFrame and drop its kept blocks; `blocking` is accepted and ignored (the blocks go at
+        once).
+
+        >>> df.cache().unpersist().is_cached
+        False
+        """
         self._session._context.cache.unregister(self._plan)
         return self
 
     @property
     def is_cached(self) -> bool:
+        """Whether this DataFrame is marked for caching.
+
+        >>> df.is_cached
+        False
+        """
         return self._session._context.cache.is_cached(self._plan)
 
     @property
     def storageLevel(self) -> StorageLevel:
+        """The storage level this DataFrame is cached at (`StorageLevel.NONE` when not cached).
+
+        >>> df.storageLevel
+        StorageLevel.NONE
+        """
         level = self._session._context.cache.storage_level(self._plan)
         return StorageLevel(level) if level else StorageLevel.NONE
 
     # ---------------------------------------------------------- views
 
     def createOrReplaceTempView(self, name: str) -> None:
+        """Name this DataFrame `name` for `spark.sql` and `spark.table` in this session, replacing a view of that name.
+
+        >>> df.createOrReplaceTempView("people"); spark.sql("SELECT count(*) AS n FROM people").collect()
+        [Row(n=2)]
+        """
         self._session._register_view(name, self._plan, replace=True)
 
     def createTempView(self, name: str) -> None:
+        """`createOrReplaceTempView`, but an error if a temp view `name` exists.
+
+        >>> df.createTempView("people_once"); spark.catalog.dropTempView("people_once")
+        True
+        """
         self._session._register_view(name, self._plan, replace=False)
 
-    createOrReplaceGlobalTempView = createOrReplaceTempView
+    def createOrReplaceGlobalTempView(self, name: str) -> None:
+        """As `createOrReplaceTempView`: Quiver has no `global_temp` database, so a global temp view is a temp
+        view of the session, named without the `global_temp.` prefix (unlike Spark).
+
+        >>> df.createOrReplaceGlobalTempView("people_g"); spark.table("people_g").count()
+        2
+        """
+        self.createOrReplaceTempView(name)
 
     # ---------------------------------------------------------- actions
 
     @action("toArrow")
     def toArrow(self) -> pa.Table:
-        """The result as an Arrow table (columns and types as `schema`)."""
+        """The result as a `pyarrow.Table` (columns and types as `schema`), as PySpark 4's `toArrow`.
+
+        >>> df.toArrow().to_pydict()
+        {'age': [2, 5], 'name': ['Alice', 'Bob']}
+        """
         return self._execution().to_table()
 
     @action("collect")
     def collect(self) -> list[Row]:
+        """Every row of the result as a list of `Row`; timestamps as naive datetimes in the machine's zone, as
+        PySpark gives them.
+
+        >>> df.collect()
+        [Row(age=2, name='Alice'), Row(age=5, name='Bob')]
+        """
         return table_to_rows(self._local_table(zone=self._session.conf.python_time_zone()))
 
     def _local_table(self, table: pa.Table | None = None, zone: str | None = None) -> pa.Table:
@@ -594,8 +956,13 @@ class DataFrame:
     # ---------------------------------------------------------- Arrow interchange
 
     def __arrow_c_schema__(self) -> Any:
-        """The result's Arrow schema, as `toArrow()` gives it, through the Arrow PyCapsule interface, without
-        running the query: `pyarrow.schema(df)`."""
+        """The result's Arrow schema, as `toArrow()` gives it, through the Arrow PyCapsule interface, without running
+        the query.
+
+        >>> import pyarrow as pa
+        >>> pa.schema(df).names
+        ['age', 'name']
+        """
         return pa.schema([pa.field(a.name, a.dtype.to_arrow()) for a in self._plan.output]).__arrow_c_schema__()
 
     @action("__arrow_c_stream__")
@@ -632,10 +999,24 @@ class DataFrame:
 
     @action("toLocalIterator")
     def toLocalIterator(self, prefetchPartitions: bool = False) -> Iterable[Row]:
+        """An iterator over the result's rows. Quiver computes the whole result first (Spark fetches a partition at a
+        time); `prefetchPartitions` is accepted and ignored.
+
+        >>> [r.name for r in df.toLocalIterator()]
+        ['Alice', 'Bob']
+        """
         return iter(self.collect())
 
     @action("toPandas")
     def toPandas(self) -> pd.DataFrame:
+        """The result as a `pandas.DataFrame` (dates as `datetime.date` objects, timestamps
+        in the session time zone, as PySpark gives them).
+
+        >>> df.toPandas()
+           age   name
+        0    2  Alice
+        1    5    Bob
+        """
         table = self._local_table()
         names = table.column_names
         frame = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas(date_as_object=True)
@@ -644,11 +1025,21 @@ class DataFrame:
 
     @action("count")
     def count(self) -> int:
+        """The number of rows.
+
+        >>> df.count()
+        2
+        """
         counted = self._with(L.Aggregate(self._plan, (), (Alias(AggregateFunction("count", ()), "count"),)))
         return int(counted.toArrow().column(0)[0].as_py())
 
     @action("take")
     def take(self, num: int) -> list[Row]:
+        """The first `num` rows as a list of `Row`.
+
+        >>> df.take(1)
+        [Row(age=2, name='Alice')]
+        """
         return self.limit(num).collect()
 
     @overload
@@ -659,6 +1050,13 @@ class DataFrame:
 
     @action("head")
     def head(self, n: int | None = None) -> Row | None | list[Row]:
+        """The first row (None when there is none), or with `n` a list of the first `n` rows.
+
+        >>> df.head()
+        Row(age=2, name='Alice')
+        >>> df.head(2)
+        [Row(age=2, name='Alice'), Row(age=5, name='Bob')]
+        """
         if n is None:
             rows = self.take(1)
             return rows[0] if rows else None
@@ -666,19 +1064,50 @@ class DataFrame:
 
     @action("first")
     def first(self) -> Row | None:
+        """The first row, or None when there is none.
+
+        >>> df.first()
+        Row(age=2, name='Alice')
+        """
         return self.head()
 
     @action("tail")
     def tail(self, num: int) -> list[Row]:
+        """The last `num` rows as a list of `Row`. Quiver collects the whole result to take them.
+
+        >>> df.tail(1)
+        [Row(age=5, name='Bob')]
+        """
         rows = self.collect()
         return rows[-num:] if num else []
 
     @action("isEmpty")
     def isEmpty(self) -> bool:
+        """Whether the DataFrame has no rows (runs a job that stops at the first row).
+
+        >>> df.isEmpty(), df.filter("age > 100").isEmpty()
+        (False, True)
+        """
         return len(self.take(1)) == 0
 
     @action("show")
     def show(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> None:
+        """Print the first `n` rows as a table; `truncate` cuts cells to 20 characters (or to the number given),
+        `vertical` prints one block per row. Formats values as Spark does.
+
+        >>> df.show()
+        +---+-----+
+        |age| name|
+        +---+-----+
+        |  2|Alice|
+        |  5|  Bob|
+        +---+-----+
+        >>> df.show(1, vertical=True)
+        -RECORD 0-----
+         age  | 2
+         name | Alice
+        only showing top 1 row
+        """
 
         print(self._show_string(n, truncate, vertical))
 
@@ -690,12 +1119,20 @@ class DataFrame:
 
     def explain(self, extended: bool | str | None = None, mode: str | None = None, *,
                 path: str | None = None) -> None:
-        """Print the plans (simple, extended, codegen, cost, formatted), or with mode="graph" write the
-        stage DAG, each operator coloured by its device, as a PNG (to `path`, or a new numbered file in
-        `quiver.ui.graphDir`) and show it inline in a notebook. After an action on this DataFrame, "cost"
-        also says what each stage and operator of that run spilled to disk.
+        """Print the plans (`mode` simple, extended, codegen, cost or formatted; `extended=True` is extended),
+        or with mode="graph" write the stage DAG, each operator coloured by its device, as a PNG (to `path`, or
+        a new numbered file in `quiver.ui.graphDir`) and show it inline in a notebook. After an action on this
+        DataFrame, "cost" also says what each stage and operator of that run spilled to disk. Unlike Spark's,
+        the simple mode (the default) prints the logical plans, the stages, the devices and the native
+        fragments besides the physical plan.
 
-        >>> counts = df.groupBy("k").count(); rows = counts.collect(); counts.explain("cost")
+        >>> df.filter(df.age > 3).explain()
+        == Analyzed Logical Plan ==
+        ...
+        == Physical Plan ==
+        Filter (age > 3)
+        +- LocalTableScan [age#..., name#...] 2 rows
+        ...
         """
         from quiver.engine.execution.query_execution import QueryExecution, explain_mode
 
@@ -712,16 +1149,34 @@ class DataFrame:
         print(qe.explain_string(chosen, last_run=last.last_job if last is not None else None))
 
     def transform(self, func: Any, *args: Any, **kwargs: Any) -> DataFrame:
+        """`func(self, *args, **kwargs)`: chain functions that take and return a DataFrame.
+
+        >>> def adults(frame, age): return frame.filter(frame.age >= age)
+        >>> df.transform(adults, 3).collect()
+        [Row(age=5, name='Bob')]
+        """
         return func(self, *args, **kwargs)
 
     @property
     def write(self) -> Any:
+        """The `DataFrameWriter` that saves this DataFrame (`df.write.mode("overwrite").parquet(path)`).
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.mode("overwrite").parquet(path)
+        >>> spark.read.parquet(path).count()
+        2
+        """
         return DataFrameWriter(self)
 
     def hint(self, name: str, *parameters: Any) -> DataFrame:
-        """`hint("device", "gpu" | "npu" | "cpu")` pins the operator computing this DataFrame to that
-        kind of device; `hint("broadcast")` (as `F.broadcast(df)`) makes a join broadcast this side; Spark's
-        other join hints (merge, shuffle_hash, ...) are accepted and left to the planner."""
+        """`hint("broadcast")` (as `F.broadcast(df)`) makes a join broadcast this side; Spark's other join hints
+        (merge, shuffle_hash, ...) are accepted and left to the planner. Quiver's own `hint("device", kind)` pins
+        the operator computing this DataFrame to that kind of device ("cpu", "gpu" or "npu").
+
+        >>> df.join(df.hint("broadcast"), "name").count()
+        2
+        """
         if str(name).lower() in ("broadcast", "broadcastjoin", "mapjoin"):
             return self._with(L.BroadcastHint(self._plan))
         if str(name).lower() != "device":
@@ -734,14 +1189,29 @@ class DataFrame:
 
     def mapInArrow(self, func: Any, schema: T.StructType | str, barrier: bool = False,
                    profile: Any = None) -> DataFrame:
-        """`func` turns each partition's iterator of pyarrow.RecordBatch into an iterator of batches with
-        the columns of `schema` (a StructType or DDL string). A resource profile asking tasks for a
-        "gpu" or "npu" pins the operator to that kind of device."""
+        """`func` turns each partition's iterator of `pyarrow.RecordBatch` into an iterator of batches with the
+        columns of `schema` (a StructType or DDL string). `barrier=True` is refused; `profile`, a resource profile
+        asking tasks for a "gpu" or "npu", pins the operator to that kind of device.
+
+        >>> import pyarrow.compute as pc
+        >>> def double(batches):
+        ...     for b in batches:
+        ...         yield b.set_column(0, "age", pc.multiply(b.column(0), 2))
+        >>> df.mapInArrow(double, "age long, name string").collect()
+        [Row(age=4, name='Alice'), Row(age=10, name='Bob')]
+        """
         return self._with(map_in_batches(self._plan, func, schema, "arrow", profile, barrier))
 
     def mapInPandas(self, func: Any, schema: T.StructType | str, barrier: bool = False,
                     profile: Any = None) -> DataFrame:
-        """As mapInArrow, with each batch a pandas.DataFrame."""
+        """As `mapInArrow`, with each batch a `pandas.DataFrame`.
+
+        >>> def older(frames):
+        ...     for pdf in frames:
+        ...         yield pdf.assign(age=pdf.age + 1)
+        >>> df.mapInPandas(older, df.schema).collect()
+        [Row(age=3, name='Alice'), Row(age=6, name='Bob')]
+        """
         return self._with(map_in_batches(self._plan, func, schema, "pandas", profile, barrier))
 
     @action("show")
@@ -797,12 +1267,27 @@ class DataFrameNaFunctions:
         self._df = df
 
     def fill(self, value: Any, subset: Any = None) -> DataFrame:
+        """`df.fillna(value, subset)`.
+
+        >>> spark.createDataFrame([(None,), ("x",)], "s string").na.fill("-").collect()
+        [Row(s='-'), Row(s='x')]
+        """
         return self._df.fillna(value, subset)
 
     def drop(self, how: str = "any", thresh: int | None = None, subset: Any = None) -> DataFrame:
+        """`df.dropna(how, thresh, subset)`.
+
+        >>> spark.createDataFrame([(None,), ("x",)], "s string").na.drop().collect()
+        [Row(s='x')]
+        """
         return self._df.dropna(how, thresh, subset)
 
     def replace(self, to_replace: Any, value: Any = _MISSING, subset: Any = None) -> DataFrame:
+        """`df.replace(to_replace, value, subset)`.
+
+        >>> df.na.replace("Bob", "Rob").collect()
+        [Row(age=2, name='Alice'), Row(age=5, name='Rob')]
+        """
         return self._df.replace(to_replace, value, subset)
 
 

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from quiver.engine.api.dataframe import DataFrame
     from quiver.engine.api.session import Session
 
+#: What the readers take as `path`: a file, folder or glob (local, `s3://`, or any URI pyarrow or fsspec opens), or
+#: a list of them.
 PathArg = str | os.PathLike | Sequence[str | os.PathLike]
 
 
@@ -40,23 +42,54 @@ class DataFrameReader(PySparkMembers):
         self._schema: StructType | None = None
 
     def format(self, source: str) -> DataFrameReader:
-        """The data source format: parquet (default), csv, json, arrow/ipc/feather."""
+        """The data source format: parquet (the default), csv, json, arrow/ipc/feather, or jdbc.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people.json")
+        >>> df.write.json(path)
+        >>> spark.read.format("json").load(path).orderBy("age").collect()
+        [Row(age=2, name='Alice'), Row(age=5, name='Bob')]
+        """
         self._format = source
         return self
 
     def option(self, key: str, value: Any) -> DataFrameReader:
-        """One option; keys are case-insensitive, as in Spark."""
+        """One option of the format (`header`, `sep`, `mergeSchema`, ...); keys are case-insensitive and values kept as
+        strings (a bool becomes "true"/"false"), as in Spark.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people.csv")
+        >>> df.write.option("header", True).csv(path)
+        >>> spark.read.option("header", True).option("inferSchema", True).csv(path).dtypes
+        [('age', 'int'), ('name', 'string')]
+        """
         self._options[key.lower()] = _option_value(value)
         return self
 
     def options(self, **options: Any) -> DataFrameReader:
+        """`option(key, value)` for each keyword; options whose value is None are skipped.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people.csv")
+        >>> df.write.csv(path, header=True)
+        >>> spark.read.options(header=True, inferSchema=True).csv(path).orderBy("age").first()
+        Row(age=2, name='Alice')
+        """
         for key, value in options.items():
             if value is not None:
                 self.option(key, value)
         return self
 
     def schema(self, schema: StructType | str) -> DataFrameReader:
-        """The schema to read with, as a StructType or a DDL string `'name STRING, age INT'`."""
+        """The schema to read with, a StructType or a DDL string such as `"name STRING, age INT"`, instead of
+        inferring one.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people.csv")
+        >>> df.write.csv(path)
+        >>> spark.read.schema("age INT, name STRING").csv(path).orderBy("age").collect()
+        [Row(age=2, name='Alice'), Row(age=5, name='Bob')]
+        """
         if isinstance(schema, str):
             schema = parse_schema(schema)
         if not isinstance(schema, StructType):
@@ -66,7 +99,16 @@ class DataFrameReader(PySparkMembers):
 
     def load(self, path: PathArg | None = None, format: str | None = None, schema: StructType | str | None = None,
              **options: Any) -> DataFrame:
-        """Read `path` (a file, folder, glob or list of them) as a DataFrame."""
+        """Read `path` (a file, folder, glob or list of them; local, `s3://`, or any URI pyarrow or fsspec opens) in
+        the format set by `format` (or given here), as a DataFrame. The files' schema is read at once; the rows
+        when an action runs.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.parquet(path)
+        >>> spark.read.load(path, format="parquet").count()
+        2
+        """
         if format is not None:
             self.format(format)
         if schema is not None:
@@ -92,7 +134,14 @@ class DataFrameReader(PySparkMembers):
         return self._session._dataframe_from_source(source)
 
     def parquet(self, *paths: str | os.PathLike, **options: Any) -> DataFrame:
-        """Read Parquet files; options such as mergeSchema, basePath, pathGlobFilter."""
+        """Read Parquet files; options such as mergeSchema, basePath, pathGlobFilter, recursiveFileLookup.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.partitionBy("name").parquet(path)
+        >>> spark.read.parquet(path).orderBy("age").collect()
+        [Row(age=2, name='Alice'), Row(age=5, name='Bob')]
+        """
         return self.format("parquet").load(_path_list(paths), **options)
 
     def csv(
@@ -102,7 +151,15 @@ class DataFrameReader(PySparkMembers):
         nullValue: str | None = None, mode: str | None = None, multiLine: bool | str | None = None,
         **options: Any,
     ) -> DataFrame:
-        """Read CSV files with Spark's options (header, inferSchema, sep, quote, escape, nullValue, mode)."""
+        """Read CSV files with Spark's options (header, inferSchema, sep, quote, escape, comment, nullValue, mode,
+        multiLine, encoding); without a schema or inferSchema every column is a string, as in Spark.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people.csv")
+        >>> df.write.csv(path, header=True)
+        >>> spark.read.csv(path, header=True).orderBy("name").collect()
+        [Row(age='2', name='Alice'), Row(age='5', name='Bob')]
+        """
         self.options(sep=sep, encoding=encoding, quote=quote, escape=escape, comment=comment, header=header,
                      inferSchema=inferSchema, nullValue=nullValue, mode=mode, multiLine=multiLine)
         return self.format("csv").load(path, schema=schema, **options)
@@ -112,19 +169,36 @@ class DataFrameReader(PySparkMembers):
         columnNameOfCorruptRecord: str | None = None, multiLine: bool | str | None = None,
         encoding: str | None = None, **options: Any,
     ) -> DataFrame:
-        """Read JSON Lines files, inferring the schema as Spark does."""
+        """Read JSON Lines files (one object per line; `multiLine` for whole-file documents), inferring the schema as
+        Spark does: fields sorted by name, integers as bigint.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people.json")
+        >>> df.write.json(path)
+        >>> spark.read.json(path).dtypes
+        [('age', 'bigint'), ('name', 'string')]
+        """
         self.options(mode=mode, columnNameOfCorruptRecord=columnNameOfCorruptRecord, multiLine=multiLine,
                      encoding=encoding)
         return self.format("json").load(path, schema=schema, **options)
 
     def table(self, tableName: str) -> DataFrame:
-        """A registered table or temp view."""
+        """The temp view `tableName`, as `spark.table`.
+
+        >>> df.createOrReplaceTempView("people"); spark.read.table("people").count()
+        2
+        """
         return self._session.table(tableName)
 
     def jdbc(self, url: str, table: str, column: str | None = None, lowerBound: Any = None, upperBound: Any = None,
              numPartitions: int | None = None, predicates: Sequence[str] | None = None,
              properties: dict[str, Any] | None = None) -> DataFrame:
-        """Read a PostgreSQL table (or '(subquery) alias'), in strides of `column` or one partition per predicate."""
+        """Read a PostgreSQL table (or `'(subquery) alias'`) through ADBC (the `postgres` extra): in strides of the
+        numeric `column` from `lowerBound` to `upperBound` over `numPartitions` tasks, or one task per SQL predicate
+        of `predicates`. `properties` holds `user`, `password` and other options. Only PostgreSQL URLs are read.
+
+        >>> spark.read.jdbc("jdbc:postgresql://db:5432/shop", "orders", properties={"user": "me"})  # doctest: +SKIP
+        """
         self.format("jdbc").options(**(properties or {}))
         self.options(url=url, dbtable=table, partitionColumn=column, lowerBound=lowerBound, upperBound=upperBound,
                      numPartitions=numPartitions)
@@ -157,27 +231,66 @@ class DataFrameWriter(PySparkMembers):
         self._partition_by: tuple[str, ...] = ()
 
     def mode(self, saveMode: str | None) -> DataFrameWriter:
-        """append, overwrite, error/errorifexists (default) or ignore."""
+        """What `save` does when the output exists: append, overwrite, error/errorifexists (the default) or ignore.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.parquet(path); df.write.mode("append").parquet(path)
+        >>> spark.read.parquet(path).count()
+        4
+        """
         if saveMode is not None:
             self._mode = saveMode
         return self
 
     def format(self, source: str) -> DataFrameWriter:
+        """The output format: parquet (the default), csv, json, arrow/ipc/feather, or jdbc.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.format("json").save(path)
+        >>> spark.read.json(path).count()
+        2
+        """
         self._format = source
         return self
 
     def option(self, key: str, value: Any) -> DataFrameWriter:
+        """One option of the format (`compression`, `header`, `sep`, ...); keys are case-insensitive, as in Spark.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.option("compression", "zstd").parquet(path)
+        >>> spark.read.parquet(path).count()
+        2
+        """
         self._options[key.lower()] = _option_value(value)
         return self
 
     def options(self, **options: Any) -> DataFrameWriter:
+        """`option(key, value)` for each keyword; options whose value is None are skipped.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.options(header=True, sep=";").csv(path)
+        >>> spark.read.options(header=True, sep=";").csv(path).columns
+        ['age', 'name']
+        """
         for key, value in options.items():
             if value is not None:
                 self.option(key, value)
         return self
 
     def partitionBy(self, *cols: str | Sequence[str]) -> DataFrameWriter:
-        """Write one Hive folder `col=value` per distinct value of `cols`."""
+        """Write one Hive-style folder `col=value` per distinct value of `cols`; the columns leave the files and come
+        back from the folder names when read.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.partitionBy("name").parquet(path)
+        >>> sorted(n for n in os.listdir(path) if "=" in n)
+        ['name=Alice', 'name=Bob']
+        """
         if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
             self._partition_by = tuple(cols[0])
         else:
@@ -186,7 +299,15 @@ class DataFrameWriter(PySparkMembers):
 
     def save(self, path: str | os.PathLike | None = None, format: str | None = None, mode: str | None = None,
              partitionBy: str | Sequence[str] | None = None, **options: Any) -> None:
-        """Write the DataFrame under `path`; the output appears all at once or not at all."""
+        """Write the DataFrame under `path` in the format set by `format` (or given here); the output appears all at
+        once or not at all (a failed job leaves nothing behind).
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.save(path, format="parquet", mode="overwrite")
+        >>> spark.read.parquet(path).count()
+        2
+        """
         if format is not None:
             self.format(format)
         self.mode(mode)
@@ -211,23 +332,51 @@ class DataFrameWriter(PySparkMembers):
 
     def parquet(self, path: str | os.PathLike, mode: str | None = None,
                 partitionBy: str | Sequence[str] | None = None, compression: str | None = None) -> None:
+        """Write Parquet files under `path`; `compression` is snappy (the default), zstd, gzip, lz4, brotli or none.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.parquet(path, mode="overwrite", compression="zstd")
+        >>> spark.read.parquet(path).count()
+        2
+        """
         self.options(compression=compression)
         self.format("parquet").save(path, mode=mode, partitionBy=partitionBy)
 
     def csv(self, path: str | os.PathLike, mode: str | None = None, compression: str | None = None,
             sep: str | None = None, quote: str | None = None, escape: str | None = None,
             header: bool | str | None = None, nullValue: str | None = None, **options: Any) -> None:
+        """Write CSV files under `path` with Spark's options (header, sep, quote, escape, nullValue, compression).
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.csv(path, header=True)
+        >>> spark.read.csv(path, header=True, inferSchema=True).orderBy("age").collect()
+        [Row(age=2, name='Alice'), Row(age=5, name='Bob')]
+        """
         self.options(compression=compression, sep=sep, quote=quote, escape=escape, header=header,
                      nullValue=nullValue, **options)
         self.format("csv").save(path, mode=mode)
 
     def json(self, path: str | os.PathLike, mode: str | None = None, compression: str | None = None,
              ignoreNullFields: bool | str | None = None, **options: Any) -> None:
+        """Write JSON Lines files under `path`; null fields are left out unless `ignoreNullFields` is false.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.json(path)
+        >>> spark.read.json(path).orderBy("age").collect()
+        [Row(age=2, name='Alice'), Row(age=5, name='Bob')]
+        """
         self.options(compression=compression, ignoreNullFields=ignoreNullFields, **options)
         self.format("json").save(path, mode=mode)
 
     def jdbc(self, url: str, table: str, mode: str | None = None, properties: dict[str, Any] | None = None) -> None:
-        """Write into PostgreSQL table `table`; the rows appear in one transaction or not at all."""
+        """Write into the PostgreSQL table `table` (the `postgres` extra); the rows appear in one transaction or not
+        at all. `mode` and `properties` as for `save` and `DataFrameReader.jdbc`.
+
+        >>> df.write.jdbc("jdbc:postgresql://db:5432/shop", "people", mode="append")  # doctest: +SKIP
+        """
         self.options(**(properties or {}))
         self.format("jdbc").options(url=url, dbtable=table).save(mode=mode)
 

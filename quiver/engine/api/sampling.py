@@ -222,4 +222,13 @@ class DataFrameStatFunctions:
         return out[0] if isinstance(col, str) else out
 
     def sampleBy(self, col: Any, fractions: dict, seed: int | None = None) -> DataFrame:  # noqa: N802
+        """A stratified sample without replacement: each row whose `col` (a name or Column) has the value `v` is kept
+        with probability `fractions[v]` (0 for a value not in `fractions`), drawn by `rand(seed)`. The rows chosen
+        for a seed differ from Spark's, whose generator differs.
+
+        >>> df.stat.sampleBy("name", {"Alice": 1.0, "Bob": 0.0}, seed=0).collect()
+        [Row(age=2, name='Alice')]
+        >>> spark.range(1000).stat.sampleBy("id", {0: 1.0}).collect()
+        [Row(id=0)]
+        """
         return sample_by(self.df, col, fractions, seed)

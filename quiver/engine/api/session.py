@@ -49,14 +49,34 @@ class _Builder:
         self._options: dict[str, Any] = {}
 
     def master(self, master: str) -> _Builder:
+        """The master the session runs on: `local`, `local[N]`, `local[*]`, `ray`, `ray:ADDRESS` or `ray://host:port`
+        (see the README's Masters). Only a new session takes it: `getOrCreate()` on a running one warns and keeps its
+        master.
+
+        >>> quiver.Session.builder.master("local[2]").getOrCreate().master
+        'local[2]'
+        """
         self._options["quiver.master"] = master
         return self
 
     def appName(self, name: str) -> _Builder:
+        """The application's name (`spark.app.name`).
+
+        >>> quiver.Session.builder.appName("docs").getOrCreate().conf.get("spark.app.name")
+        'docs'
+        """
         self._options["quiver.app.name"] = name
         return self
 
     def config(self, key: str | None = None, value: Any = None, conf: Any = None, map: dict | None = None) -> _Builder:
+        """Set conf keys: one `key` and `value`, a dict `map`, or a `conf` (a SparkConf-like object with `getAll()`
+        or a dict). On a running session `getOrCreate()` sets them there.
+
+        >>> quiver.Session.builder.config("spark.sql.shuffle.partitions", 4).getOrCreate().conf.get(
+        ...     "spark.sql.shuffle.partitions")
+        '4'
+        >>> spark.conf.unset("spark.sql.shuffle.partitions")
+        """
         if key is not None:
             self._options[key] = value
         for k, v in (map or {}).items():
@@ -67,11 +87,20 @@ class _Builder:
         return self
 
     def enableHiveSupport(self) -> _Builder:
+        """Accepted for PySpark programs and ignored: Quiver has no Hive metastore (views live in the session).
+
+        >>> quiver.Session.builder.enableHiveSupport().getOrCreate() is spark
+        True
+        """
         return self
 
     def getOrCreate(self) -> Session:
-        """The active session, with this builder's conf set on it, or a new one. As in PySpark, an active
-        session keeps its master: asking for another warns and returns it (stop() it first to change)."""
+        """The active session, with this builder's conf set on it, or a new one (`create` is the same). As in PySpark,
+        an active session keeps its master: asking for another warns and returns it (`stop()` it first to change).
+
+        >>> quiver.Session.builder.getOrCreate() is spark
+        True
+        """
         with _lock:
             active = Session._active
             if active is not None and not active._stopped:
@@ -104,22 +133,46 @@ class SparkContextShim(PySparkMembers):
         self._session = session
 
     def setLogLevel(self, level: str) -> None:
+        """The level of Quiver's loggers ("DEBUG", "INFO", "WARN", "ERROR", ...); unknown names mean WARNING.
+
+        >>> spark.sparkContext.setLogLevel("WARN")
+        """
 
         logging.getLogger("quiver").setLevel(getattr(logging, level.upper(), logging.WARNING))
 
     @property
     def defaultParallelism(self) -> int:
+        """How many tasks run at once: the master's thread count, or the Ray cluster's CPUs.
+
+        >>> spark.sparkContext.defaultParallelism
+        2
+        """
         return self._session._context.parallelism
 
     @property
     def master(self) -> str:
+        """The session's master.
+
+        >>> spark.sparkContext.master
+        'local[2]'
+        """
         return self._session.master
 
     @property
     def appName(self) -> str:
+        """The application's name (`spark.app.name`).
+
+        >>> spark.sparkContext.appName == spark.conf.get("spark.app.name")
+        True
+        """
         return self._session.app_name
 
     def stop(self) -> None:
+        """Stop the session, as `spark.stop()`.
+
+        >>> spark.sparkContext.stop  # doctest: +ELLIPSIS
+        <bound method SparkContextShim.stop of ...>
+        """
         self._session.stop()
 
     # ---------------------------------------------------------- job groups and cancellation
@@ -130,23 +183,55 @@ class SparkContextShim(PySparkMembers):
 
     def setJobGroup(self, groupId: str, description: str, interruptOnCancel: bool = False) -> None:
         """Give every job this thread starts the group `groupId` (until set again or cleared), so
-        `cancelJobGroup(groupId)` can cancel them. Cancelling always stops a job's Python UDFs (their
-        worker processes are killed), whatever `interruptOnCancel` says."""
+        `cancelJobGroup(groupId)` can cancel them. Cancelling always stops a job's Python UDFs (their worker
+        processes are killed), whatever `interruptOnCancel` says.
+
+        >>> sc = spark.sparkContext
+        >>> sc.setJobGroup("nightly", "the nightly load"); sc.getLocalProperty("spark.jobGroup.id")
+        'nightly'
+        >>> sc.clearJobGroup()
+        """
         self._jobs.set_group(groupId, description, interruptOnCancel)
 
     def clearJobGroup(self) -> None:
-        """Jobs this thread starts from now on have no job group."""
+        """Jobs this thread starts from now on have no job group.
+
+        >>> sc = spark.sparkContext
+        >>> sc.setJobGroup("g", "a group"); sc.clearJobGroup(); sc.getLocalProperty("spark.jobGroup.id") is None
+        True
+        """
         self._jobs.set_group(None, None)
 
     def setJobDescription(self, value: str | None) -> None:
-        """The description of the jobs this thread starts from now on."""
+        """The description of the jobs this thread starts from now on (None clears it).
+
+        >>> sc = spark.sparkContext
+        >>> sc.setJobDescription("load"); sc.getLocalProperty("spark.job.description")
+        'load'
+        >>> sc.setJobDescription(None)
+        """
         self._jobs.local.description = value
 
     def setInterruptOnCancel(self, interruptOnCancel: bool) -> None:
+        """Recorded for `getLocalProperty("spark.job.interruptOnCancel")`; Quiver always stops a cancelled job's Python
+        workers.
+
+        >>> sc = spark.sparkContext
+        >>> sc.setInterruptOnCancel(True); sc.getLocalProperty("spark.job.interruptOnCancel")
+        'true'
+        >>> sc.setInterruptOnCancel(False)
+        """
         self._jobs.local.interrupt_on_cancel = bool(interruptOnCancel)
 
     def setLocalProperty(self, key: str, value: str | None) -> None:
-        """This thread's job properties by Spark's keys: spark.jobGroup.id, spark.job.description."""
+        """This thread's job properties by Spark's keys: spark.jobGroup.id, spark.job.description,
+        spark.job.interruptOnCancel (other keys are ignored).
+
+        >>> sc = spark.sparkContext
+        >>> sc.setLocalProperty("spark.job.description", "x"); sc.getLocalProperty("spark.job.description")
+        'x'
+        >>> sc.setLocalProperty("spark.job.description", None)
+        """
         local = self._jobs.local
         if key == "spark.jobGroup.id":
             local.group = value
@@ -156,33 +241,71 @@ class SparkContextShim(PySparkMembers):
             local.interrupt_on_cancel = str(value).lower() == "true"
 
     def getLocalProperty(self, key: str) -> str | None:
+        """This thread's job property `key` (spark.jobGroup.id, spark.job.description, spark.job.interruptOnCancel), or
+        None.
+
+        >>> spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None
+        True
+        """
         local = self._jobs.local
         return {"spark.jobGroup.id": local.group, "spark.job.description": local.description,
                 "spark.job.interruptOnCancel": str(local.interrupt_on_cancel).lower()}.get(key)
 
     def cancelJobGroup(self, groupId: str) -> None:
-        """Cancel the running jobs of group `groupId`: each raises `JobCancelledError` in its thread."""
+        """Cancel the running jobs of group `groupId`: each raises `JobCancelledError` in its thread.
+
+        >>> spark.sparkContext.cancelJobGroup("no-such-group")
+        """
         self._jobs.cancel_group(groupId)
 
     def cancelAllJobs(self) -> None:
-        """Cancel every running job of this session."""
+        """Cancel every running job of this session.
+
+        >>> spark.sparkContext.cancelAllJobs()
+        """
         self._jobs.cancel_all()
 
     def addJobTag(self, tag: str) -> None:
-        """Tag every job this thread starts with `tag`, for `cancelJobsWithTag`."""
+        """Tag every job this thread starts with `tag`, for `cancelJobsWithTag`.
+
+        >>> sc = spark.sparkContext
+        >>> sc.addJobTag("etl"); sc.getJobTags()
+        {'etl'}
+        >>> sc.removeJobTag("etl")
+        """
         self._jobs.local.job_tags.add(check_tag(tag, "Spark job tag"))
 
     def removeJobTag(self, tag: str) -> None:
+        """Stop tagging this thread's jobs with `tag`.
+
+        >>> sc = spark.sparkContext
+        >>> sc.addJobTag("etl"); sc.removeJobTag("etl"); sc.getJobTags()
+        set()
+        """
         self._jobs.local.job_tags.discard(check_tag(tag, "Spark job tag"))
 
     def getJobTags(self) -> set[str]:
+        """The tags this thread's jobs get.
+
+        >>> spark.sparkContext.getJobTags()
+        set()
+        """
         return set(self._jobs.local.job_tags)
 
     def clearJobTags(self) -> None:
+        """Remove every job tag of this thread.
+
+        >>> sc = spark.sparkContext
+        >>> sc.addJobTag("a"); sc.clearJobTags(); sc.getJobTags()
+        set()
+        """
         self._jobs.local.job_tags.clear()
 
     def cancelJobsWithTag(self, tag: str) -> None:
-        """Cancel the running jobs tagged `tag` by `addJobTag`."""
+        """Cancel the running jobs tagged `tag` by `addJobTag`.
+
+        >>> spark.sparkContext.cancelJobsWithTag("etl")
+        """
         self._jobs.cancel_job_tag(check_tag(tag, "Spark job tag"))
 
 
@@ -228,50 +351,91 @@ class Session(PySparkMembers):
 
     @property
     def app_name(self) -> str:
-        """The application's name: `spark.app.name`, as the builder or `spark.conf` last set it."""
+        """The application's name: `spark.app.name`, as the builder or `spark.conf` last set it.
+
+        >>> spark.app_name == spark.conf.get("spark.app.name")
+        True
+        """
         return str(self.conf.get("quiver.app.name"))
 
     # ---------------------------------------------------------- devices
 
     @property
     def last_placements(self) -> dict[int, StagePlacement]:
-        """The placement of each stage the last jobs placed off the CPU, by stage id."""
+        """The placement of each stage the last jobs placed off the CPU, by stage id (empty on a CPU-only session).
+
+        >>> spark.last_placements
+        {}
+        """
         return self._context.last_placements
 
     def placement_candidates(self) -> list[Candidate]:
-        """The devices `quiver.devices` names (the CPU first), with their executors and cost profiles."""
+        """The devices `quiver.devices` names (the CPU first), with their executors and cost profiles.
+
+        >>> [c.device.kind for c in spark.placement_candidates()]
+        ['cpu']
+        """
         return self._context.placement_candidates()
 
     def place(self, stage_id: int, root: PhysicalPlan,
               actual_sizes: dict[int, tuple[int, int]] | None = None) -> StagePlacement:
-        """The device of every operator of one stage under `quiver.placement` (explain shows this)."""
+        """The device of every operator of one stage under `quiver.placement`, as `explain()` shows it; a tool for
+        studying placement.
+
+        >>> spark.place  # doctest: +ELLIPSIS
+        <bound method Session.place of ...>
+        """
         return self._context.place(stage_id, root, actual_sizes)
 
     # ---------------------------------------------------------- life cycle
 
     @classmethod
     def getActiveSession(cls) -> Session | None:
+        """The running session of this process, or None.
+
+        >>> quiver.Session.getActiveSession() is spark
+        True
+        """
         return cls._active if cls._active is not None and not cls._active._stopped else None
 
     @property
     def udf(self) -> UDFRegistration:
-        """`spark.udf`: register Python functions for SQL."""
+        """`spark.udf`: register Python functions for SQL.
+
+        >>> _ = spark.udf.register("plus_one", lambda x: x + 1, "int")
+        >>> spark.sql("SELECT plus_one(41) AS x").collect()
+        [Row(x=42)]
+        """
         return UDFRegistration(self._catalog)
 
     @property
     def sparkContext(self) -> SparkContextShim:
+        """The few SparkContext members PySpark programs use on a local session: log level, parallelism, job groups,
+        tags and cancellation. Quiver has no SparkContext (and no RDDs).
+
+        >>> spark.sparkContext.master == spark.master
+        True
+        """
         return SparkContextShim(self)
 
     @property
     def version(self) -> str:
-        """The release of Quiver this session runs (`quiver.__version__`)."""
+        """The release of Quiver this session runs (`quiver.__version__`), not a Spark version.
+
+        >>> spark.version == quiver.__version__
+        True
+        """
         from quiver.engine.core.version import __version__
 
         return __version__
 
     def lastJob(self) -> ReportedJob:
-        """The last job this session ran: its stages, task attempts (worker, device, times, rows, bytes) and
-        bytes shuffled; `.report("job.html")` writes its timeline as a self-contained HTML page."""
+        """The last job this session ran: its stages, task attempts (worker, device, times, rows, bytes) and bytes
+        shuffled; `.report("job.html")` writes its timeline as a self-contained HTML page.
+
+        >>> _ = df.count(); len(spark.lastJob().stages) >= 1
+        True
+        """
         job = self._context.scheduler.last_job
         if job is None:
             raise QuiverError("no job has run in this session yet; run an action such as collect() or count() first")
@@ -281,6 +445,12 @@ class Session(PySparkMembers):
         return job
 
     def newSession(self) -> Session:
+        """This session: Quiver runs one session per process, so the new session shares the conf, views and cache
+        (Spark's has its own conf and views).
+
+        >>> spark.newSession() is spark
+        True
+        """
         return self
 
     # ---------------------------------------------------------- tags and interrupting
@@ -324,6 +494,12 @@ class Session(PySparkMembers):
         return self._context.scheduler.jobs.cancel_job(job_id, f"by interruptOperation({op_id})")
 
     def stop(self) -> None:
+        """Stop the session: its runtime, workers and cached blocks go, and the next `getOrCreate()` starts a new
+        one. Stopping twice does nothing. A `with` block stops the session at its end.
+
+        >>> spark.stop  # doctest: +ELLIPSIS
+        <bound method Session.stop of ...>
+        """
         with _lock:
             if self._stopped:
                 return
@@ -333,19 +509,35 @@ class Session(PySparkMembers):
                 Session._active = None
 
     def __enter__(self) -> Session:
+        """`with Session.builder.getOrCreate() as spark:` stops the session when the block ends.
+
+        >>> spark.__enter__() is spark
+        True
+        """
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        """Stop the session (the end of a `with` block).
+
+        >>> spark.__exit__  # doctest: +ELLIPSIS
+        <bound method Session.__exit__ of ...>
+        """
         self.stop()
 
     # ---------------------------------------------------------- data
 
     def createDataFrame(self, data: Any, schema: Any = None, samplingRatio: float | None = None,
                         verifySchema: bool = True) -> DataFrame:
-        """A DataFrame from rows (tuples, dicts, Rows), a pandas DataFrame, or tabular data of any library that
-        exports the Arrow PyCapsule interface (a pyarrow Table or RecordBatchReader, a Polars DataFrame, a
-        DuckDB relation), its columns taking the Spark types of their Arrow types.
+        """A DataFrame from rows (tuples, dicts, Rows), a pandas DataFrame, or tabular data of any library that exports
+        the Arrow PyCapsule interface (a pyarrow Table or RecordBatchReader, a Polars DataFrame, a DuckDB relation),
+        its columns taking the Spark types of their Arrow types. `schema` is a StructType, a DDL string
+        (`"age int, name string"`) or a list of column names (types then inferred). `samplingRatio` and
+        `verifySchema` are accepted and ignored.
 
+        >>> spark.createDataFrame([(1, "a")], "id int, s string").dtypes
+        [('id', 'int'), ('s', 'string')]
+        >>> spark.createDataFrame([{"a": 1}, {"a": 2}]).collect()
+        [Row(a=1), Row(a=2)]
         >>> import polars as pl
         >>> spark.createDataFrame(pl.DataFrame({"a": [1, 2]})).collect()
         [Row(a=1), Row(a=2)]
@@ -358,16 +550,25 @@ class Session(PySparkMembers):
         return self._df(L.LocalRelation(table, attrs))
 
     def range(self, start: int, end: int | None = None, step: int = 1, numPartitions: int | None = None) -> DataFrame:
-        """A single bigint column `id` from `start` (inclusive) to `end` (exclusive).
+        """A single bigint column `id` from `start` to `end` (exclusive) by `step`, in `numPartitions` partitions; with
+        one argument, from 0 to it.
 
         >>> spark.range(3).collect()
         [Row(id=0), Row(id=1), Row(id=2)]
+        >>> spark.range(1, 7, 2).collect()
+        [Row(id=1), Row(id=3), Row(id=5)]
         """
         return self._df(builder.range_relation(start, end, step, numPartitions))
 
     @property
     def read(self) -> DataFrameReader:
-        """`spark.read`: load files, tables of a database or data in memory as a DataFrame."""
+        """`spark.read`: the `DataFrameReader` that loads files and database tables as a DataFrame.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "people")
+        >>> df.write.parquet(path); spark.read.parquet(path).count()
+        2
+        """
         return DataFrameReader(self)
 
     def table(self, tableName: str) -> DataFrame:
@@ -379,7 +580,10 @@ class Session(PySparkMembers):
         return self._df(L.SubqueryAlias(self._catalog.view(tableName), tableName))
 
     def sql(self, sqlQuery: str, args: dict | None = None, **kwargs: Any) -> DataFrame:
-        """The result of one Spark SQL statement over the session's temp views.
+        """The result of one Spark SQL statement over the session's temp views (a query is lazy, as a DataFrame; DDL
+        such as CREATE TEMP VIEW or CACHE TABLE runs at once). `args` (named parameters) and keyword arguments are
+        accepted but not substituted: Quiver does not support parameterized SQL yet (a `:name` marker is a parse
+        error).
 
         >>> spark.sql("SELECT 1 AS one").collect()
         [Row(one=1)]
@@ -392,7 +596,11 @@ class Session(PySparkMembers):
 
     @property
     def catalog(self) -> Catalog:
-        """`spark.catalog`: the session's temp views and their caching."""
+        """`spark.catalog`: the session's temp views and their caching.
+
+        >>> df.createOrReplaceTempView("people"); "people" in spark.catalog.listTables()
+        True
+        """
         return Catalog(self._catalog)
 
     def _register_view(self, name: str, plan: L.LogicalPlan, replace: bool) -> None:
@@ -447,26 +655,61 @@ class Catalog(PySparkMembers):
         self._catalog = catalog
 
     def listTables(self) -> list[str]:
-        """The temp views' names."""
+        """The temp views' names. Unlike Spark's, a list of names rather than of `Table` objects.
+
+        >>> spark.range(1).createOrReplaceTempView("one"); "one" in spark.catalog.listTables()
+        True
+        """
         return self._catalog.view_names()
 
     def dropTempView(self, viewName: str) -> bool:
-        """Drop (and uncache) the temp view `viewName`; whether there was one."""
+        """Drop (and uncache) the temp view `viewName`; whether there was one.
+
+        >>> spark.range(1).createOrReplaceTempView("gone"); spark.catalog.dropTempView("gone")
+        True
+        """
         return self._catalog.drop_view(viewName)
 
     def tableExists(self, tableName: str) -> bool:
+        """Whether a temp view `tableName` exists (`dbName` is not taken: Quiver has no databases).
+
+        >>> spark.range(1).createOrReplaceTempView("one"); spark.catalog.tableExists("one")
+        True
+        """
         return self._catalog.has_view(tableName)
 
     def isCached(self, tableName: str) -> bool:
+        """Whether the temp view `tableName` is cached.
+
+        >>> spark.range(1).createOrReplaceTempView("one"); spark.catalog.isCached("one")
+        False
+        """
         return self._catalog.is_view_cached(tableName)
 
     def cacheTable(self, tableName: str, storageLevel: StorageLevel | None = None) -> None:
-        """Cache the temp view `tableName` (filled by the first job that reads it), as PySpark's is."""
+        """Cache the temp view `tableName` (filled by the first job that reads it) at `storageLevel` (default
+        MEMORY_AND_DISK), as PySpark's.
+
+        >>> spark.range(1).createOrReplaceTempView("one"); spark.catalog.cacheTable("one")
+        >>> spark.catalog.isCached("one")
+        True
+        >>> spark.catalog.uncacheTable("one")
+        """
         self._catalog.cache_view(tableName, (storageLevel or StorageLevel.MEMORY_AND_DISK).name, eager=False)
 
     def uncacheTable(self, tableName: str) -> None:
+        """Stop caching the temp view `tableName`.
+
+        >>> spark.range(1).createOrReplaceTempView("one"); spark.catalog.cacheTable("one")
+        >>> spark.catalog.uncacheTable("one"); spark.catalog.isCached("one")
+        False
+        """
         self._catalog.uncache_view(tableName)
 
     def clearCache(self) -> None:
-        """Uncache every cached DataFrame and view of the session."""
+        """Uncache every cached DataFrame and view of the session.
+
+        >>> spark.catalog.clearCache(); df.is_cached
+        False
+        """
         self._catalog.cache.clear()

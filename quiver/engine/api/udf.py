@@ -91,10 +91,24 @@ class UserDefinedFunction:
 
     @property
     def returnType(self) -> T.DataType:
+        """The declared type of the function's results (a DDL string given to `udf` is parsed into a DataType).
+
+        >>> F.udf(lambda x: x + 1, "int").returnType
+        IntegerType()
+        """
         return self._return_type
 
     @property
     def evalType(self) -> int:
+        """PySpark's code for how the function is evaluated (`PythonEvalType`): 100 for a row-at-a-time `udf`
+        (a numba one too), 200 for a scalar `pandas_udf`, 204 for an iterator-of-batches one; code that
+        dispatches on PySpark's codes reads them unchanged.
+
+        >>> F.udf(lambda x: x + 1, "int").evalType
+        100
+        >>> F.pandas_udf(lambda s: s + 1, "long").evalType
+        200
+        """
         return _EVAL_TYPES[self.kind]
 
     def __repr__(self) -> str:
@@ -256,6 +270,14 @@ class UDFRegistration:
         return registered
 
     def registerJavaFunction(self, name: str, javaClassName: str, returnType: Any = None) -> None:
+        """PySpark's registration of a Java UDF by class name; Quiver runs no JVM, so it raises
+        NotImplementedError saying to register a Python function with `register` instead.
+
+        >>> spark.udf.registerJavaFunction("f", "com.example.F")
+        Traceback (most recent call last):
+            ...
+        NotImplementedError: Quiver runs no JVM: register a Python function with spark.udf.register instead
+        """
         raise NotImplementedError("Quiver runs no JVM: register a Python function with spark.udf.register instead")
 
 

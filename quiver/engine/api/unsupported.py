@@ -28,4 +28,20 @@ class PySparkMembers:
 
     if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt method stays a type error there
         def __getattr__(self, name: str) -> Any:
+            """Called for a name the class lacks: a member of PySpark's class that Quiver does not have yet raises
+            QuiverNotSupported naming it (and where the supported API is listed); any other name raises
+            AttributeError, as a typo should. Both are AttributeErrors, so `hasattr` and `getattr` with a default
+            work as with PySpark's class.
+
+            >>> df.groupBy("name").applyInPandas
+            Traceback (most recent call last):
+                ...
+            quiver.engine.core.errors.MissingAttribute: GroupedData.applyInPandas is part of PySpark ...'s API that ...
+            >>> df.groupBy("name").applyInPandaz
+            Traceback (most recent call last):
+                ...
+            AttributeError: 'GroupedData' object has no attribute 'applyInPandaz'
+            >>> hasattr(spark.read, "text")
+            False
+            """
             raise missing_member(self._pyspark_name, name) or attribute_error(self._pyspark_name, name)

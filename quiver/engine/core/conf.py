@@ -355,6 +355,13 @@ class RuntimeConfig:
             self.set(k, v)
 
     def set(self, key: str, value: Any) -> None:
+        """Set `key` (a `spark.*` key or its `quiver.*` name) to `value`, kept as a string (a bool as "true"/"false");
+        a value a known key cannot take raises `ConfigurationError` naming the key and its valid values.
+
+        >>> spark.conf.set("spark.sql.shuffle.partitions", 4); spark.conf.get("quiver.sql.shuffle.partitions")
+        '4'
+        >>> spark.conf.unset("spark.sql.shuffle.partitions")
+        """
         canon = canonical_key(key)
         if isinstance(value, bool):
             value = "true" if value else "false"
@@ -371,6 +378,14 @@ class RuntimeConfig:
         return canonical_key(key) in self._values
 
     def get(self, key: str, default: Any = ...) -> Any:
+        """The value of `key` as a string: what was set, else `default` when given, else Quiver's default for the key;
+        a key with neither raises `ConfigurationError`.
+
+        >>> spark.conf.get("spark.sql.ansi.enabled")
+        'true'
+        >>> spark.conf.get("spark.no.such.key", "fallback")
+        'fallback'
+        """
         canon = canonical_key(key)
         if canon in self._values:
             return self._values[canon]
@@ -381,9 +396,20 @@ class RuntimeConfig:
         raise ConfigurationError(f"conf key {key!r} is not set and has no default")
 
     def unset(self, key: str) -> None:
+        """Forget the value set for `key`, so it reads as its default again.
+
+        >>> spark.conf.set("spark.sql.shuffle.partitions", 3); spark.conf.unset("spark.sql.shuffle.partitions")
+        >>> spark.conf.get("spark.sql.shuffle.partitions")
+        '8'
+        """
         self._values.pop(canonical_key(key), None)
 
     def getAll(self) -> dict[str, str]:
+        """Every key with a value, as a dict: the defaults overlaid with what was set, under Quiver's key names.
+
+        >>> spark.conf.getAll()["quiver.sql.shuffle.partitions"]
+        '8'
+        """
         return {**DEFAULTS, **self._values}
 
     def flag(self, key: str) -> bool:
@@ -391,6 +417,12 @@ class RuntimeConfig:
         return parse_bool(key, self.get(key)) == "true"
 
     def isModifiable(self, key: str) -> bool:
+        """Whether `key` may be set at runtime: always True in Quiver, though the master, the app name,
+        `quiver.task.maxFailures` and `quiver.ray.*` are read only when the session starts.
+
+        >>> spark.conf.isModifiable("spark.sql.shuffle.partitions")
+        True
+        """
         return True
 
     def shuffle_partitions(self) -> int:

@@ -46,10 +46,22 @@ def create_map(*cols: ColumnOrName) -> Column:
 
 
 def map_from_arrays(col1: ColumnOrName, col2: ColumnOrName) -> Column:
+    """A map whose keys are the elements of array `col1` and values the same-position elements of array `col2`, for
+    building a map from two parallel arrays.
+
+    >>> m = spark.createDataFrame([(["a", "b"], [1, 2])], ["k", "v"])
+    >>> m.select(F.map_from_arrays("k", "v").alias("m")).collect()
+    [Row(m={'a': 1, 'b': 2})]
+    """
     return call("map_from_arrays", to_expr(col1), to_expr(col2))
 
 
 def array_repeat(col: ColumnOrName, count: ColumnOrName | int) -> Column:
+    """An array holding `col` `count` times; `count` is a number or a column or name.
+
+    >>> df.select(F.array_repeat("name", 2).alias("a")).collect()
+    [Row(a=['Alice', 'Alice']), Row(a=['Bob', 'Bob'])]
+    """
     return call("array_repeat", to_expr(col), to_expr(count))
 
 
@@ -67,6 +79,13 @@ def element_at(col: ColumnOrName, extraction: Any) -> Column:
 
 
 def try_element_at(col: ColumnOrName, extraction: Any) -> Column:
+    """`element_at`, but null where the 1-based index is past either end of the array, where `element_at` raises an
+    error under ANSI mode (a key absent from a map gives null in both).
+
+    >>> a = spark.createDataFrame([([2, 3],)], ["y"])
+    >>> a.select(F.try_element_at("y", 1).alias("first"), F.try_element_at("y", 5).alias("fifth")).collect()
+    [Row(first=2, fifth=None)]
+    """
     return call("try_element_at", to_expr(col), literal_expr(extraction))
 
 
@@ -76,44 +95,100 @@ def get(col: ColumnOrName, index: ColumnOrName | int) -> Column:
 
 
 def map_keys(col: ColumnOrName) -> Column:
+    """The keys of a map, as an array.
+
+    >>> spark.createDataFrame([({"a": 1, "b": 2},)], ["m"]).select(F.map_keys("m").alias("k")).collect()
+    [Row(k=['a', 'b'])]
+    """
     return call("map_keys", to_expr(col))
 
 
 def map_values(col: ColumnOrName) -> Column:
+    """The values of a map, as an array, in the order of its entries (that of `map_keys`).
+
+    >>> spark.createDataFrame([({"a": 1, "b": 2},)], ["m"]).select(F.map_values("m").alias("v")).collect()
+    [Row(v=[1, 2])]
+    """
     return call("map_values", to_expr(col))
 
 
 def map_entries(col: ColumnOrName) -> Column:
+    """The entries of a map, as an array of structs with fields `key` and `value`.
+
+    >>> spark.createDataFrame([({"a": 1, "b": 2},)], ["m"]).select(F.map_entries("m").alias("e")).collect()
+    [Row(e=[Row(key='a', value=1), Row(key='b', value=2)])]
+    """
     return call("map_entries", to_expr(col))
 
 
 def map_contains_key(col: ColumnOrName, value: Any) -> Column:
+    """Whether the map has the key `value` (a literal, or a Column).
+
+    >>> m = spark.createDataFrame([({"a": 1, "b": 2},)], ["m"])
+    >>> m.select(F.map_contains_key("m", "a").alias("a"), F.map_contains_key("m", "z").alias("z")).collect()
+    [Row(a=True, z=False)]
+    """
     return call("map_contains_key", to_expr(col), literal_expr(value))
 
 
 def array_size(col: ColumnOrName) -> Column:
+    """Elements of an array, counting nulls; null for a null array (where `size` gives -1).
+
+    >>> spark.createDataFrame([([1, 2, None],)], ["x"]).select(F.array_size("x").alias("n")).collect()
+    [Row(n=3)]
+    """
     return call("array_size", to_expr(col))
 
 
 # ---------------------------------------------------------------- array functions
 
 def array_distinct(col: ColumnOrName) -> Column:
+    """The array without repeated elements, in the order each first appears; one null is kept.
+
+    >>> spark.createDataFrame([([1, 2, 2, None],)], ["x"]).select(F.array_distinct("x").alias("d")).collect()
+    [Row(d=[1, 2, None])]
+    """
     return call("array_distinct", to_expr(col))
 
 
 def array_union(col1: ColumnOrName, col2: ColumnOrName) -> Column:
+    """The distinct elements of `col1` and then of `col2`, in the order they first appear.
+
+    >>> a = spark.createDataFrame([([1, 2, 2, None], [2, 3])], ["x", "y"])
+    >>> a.select(F.array_union("x", "y").alias("u")).collect()
+    [Row(u=[1, 2, None, 3])]
+    """
     return call("array_union", to_expr(col1), to_expr(col2))
 
 
 def array_intersect(col1: ColumnOrName, col2: ColumnOrName) -> Column:
+    """The distinct elements of `col1` that are also in `col2`, in `col1`'s order.
+
+    >>> a = spark.createDataFrame([([1, 2, 2, None], [2, 3])], ["x", "y"])
+    >>> a.select(F.array_intersect("x", "y").alias("i")).collect()
+    [Row(i=[2])]
+    """
     return call("array_intersect", to_expr(col1), to_expr(col2))
 
 
 def array_except(col1: ColumnOrName, col2: ColumnOrName) -> Column:
+    """The distinct elements of `col1` that are not in `col2`, in `col1`'s order.
+
+    >>> a = spark.createDataFrame([([1, 2, 2, None], [2, 3])], ["x", "y"])
+    >>> a.select(F.array_except("x", "y").alias("e")).collect()
+    [Row(e=[1, None])]
+    """
     return call("array_except", to_expr(col1), to_expr(col2))
 
 
 def arrays_overlap(a1: ColumnOrName, a2: ColumnOrName) -> Column:
+    """Whether the arrays share a non-null element; null, as in Spark, where they share none but either holds a null
+    and neither is empty.
+
+    >>> a = spark.createDataFrame([([1, 2], [2, 3], [4])], ["x", "y", "z"])
+    >>> a.select(F.arrays_overlap("x", "y").alias("xy"), F.arrays_overlap("x", "z").alias("xz")).collect()
+    [Row(xy=True, xz=False)]
+    """
     return call("arrays_overlap", to_expr(a1), to_expr(a2))
 
 
@@ -125,10 +200,20 @@ def array_join(col: ColumnOrName, delimiter: str, null_replacement: str | None =
 
 
 def array_max(col: ColumnOrName) -> Column:
+    """The largest element of the array, skipping nulls (null for an empty array).
+
+    >>> spark.createDataFrame([([1, 5, None, 3],)], ["x"]).select(F.array_max("x").alias("m")).collect()
+    [Row(m=5)]
+    """
     return call("array_max", to_expr(col))
 
 
 def array_min(col: ColumnOrName) -> Column:
+    """The smallest element of the array, skipping nulls (null for an empty array).
+
+    >>> spark.createDataFrame([([4, 1, None, 3],)], ["x"]).select(F.array_min("x").alias("m")).collect()
+    [Row(m=1)]
+    """
     return call("array_min", to_expr(col))
 
 
@@ -138,18 +223,38 @@ def array_position(col: ColumnOrName, value: Any) -> Column:
 
 
 def array_remove(col: ColumnOrName, element: Any) -> Column:
+    """The array without every element equal to `element` (a literal, or a Column).
+
+    >>> spark.createDataFrame([([1, 2, 2, 3],)], ["x"]).select(F.array_remove("x", 2).alias("r")).collect()
+    [Row(r=[1, 3])]
+    """
     return call("array_remove", to_expr(col), literal_expr(element))
 
 
 def array_compact(col: ColumnOrName) -> Column:
+    """The array without its null elements.
+
+    >>> spark.createDataFrame([([1, None, 2],)], ["x"]).select(F.array_compact("x").alias("c")).collect()
+    [Row(c=[1, 2])]
+    """
     return call("array_compact", to_expr(col))
 
 
 def array_append(col: ColumnOrName, value: Any) -> Column:
+    """The array with `value` (a literal, or a Column) added at the end.
+
+    >>> spark.createDataFrame([([2, 3],)], ["y"]).select(F.array_append("y", 4).alias("a")).collect()
+    [Row(a=[2, 3, 4])]
+    """
     return call("array_append", to_expr(col), literal_expr(value))
 
 
 def array_prepend(col: ColumnOrName, value: Any) -> Column:
+    """The array with `value` (a literal, or a Column) added at the start.
+
+    >>> spark.createDataFrame([([2, 3],)], ["y"]).select(F.array_prepend("y", 1).alias("a")).collect()
+    [Row(a=[1, 2, 3])]
+    """
     return call("array_prepend", to_expr(col), literal_expr(value))
 
 
@@ -167,6 +272,11 @@ def slice(x: ColumnOrName, start: ColumnOrName | int, length: ColumnOrName | int
 
 
 def flatten(col: ColumnOrName) -> Column:
+    """An array of arrays made one array, the inner arrays in order; null if any inner array is null.
+
+    >>> spark.createDataFrame([([[1, 2], [3]],)], ["n"]).select(F.flatten("n").alias("f")).collect()
+    [Row(f=[1, 2, 3])]
+    """
     return call("flatten", to_expr(col))
 
 
@@ -181,6 +291,11 @@ def size(col: ColumnOrName) -> Column:
 
 
 def cardinality(col: ColumnOrName) -> Column:
+    """Elements of an array or map: `size` under Spark SQL's other name (-1 for null, as `size`).
+
+    >>> spark.createDataFrame([([1, 2, None],)], ["x"]).select(F.cardinality("x").alias("n")).collect()
+    [Row(n=3)]
+    """
     return call("cardinality", to_expr(col))
 
 

@@ -19,9 +19,11 @@ column = col
 
 
 def expr(text: str) -> Column:
-    """A column from a SQL expression string.
+    """A column from a SQL expression string, parsed with Spark SQL's grammar (functions, operators, `CASE`, `AS`), for
+    what is shorter to write as SQL than with column methods.
 
-    >>> df.select(F.expr("length(name) + 1 AS n"))
+    >>> df.select(F.expr("length(name) + 1 AS n")).collect()
+    [Row(n=6), Row(n=4)]
     """
     from quiver.engine.sql.expressions import parse_expression  # sqlglot, imported only for SQL text
 
@@ -29,26 +31,58 @@ def expr(text: str) -> Column:
 
 
 def asc(name: str) -> Column:
+    """The sort order of the column named `name`, ascending with nulls first (Spark's default), for `orderBy`
+    and windows. It takes a name only, where PySpark also takes a Column: for a Column, use `Column.asc()`.
+
+    >>> df.orderBy(F.asc("age")).collect()
+    [Row(age=2, name='Alice'), Row(age=5, name='Bob')]
+    """
     return col(name).asc()
 
 
 def desc(name: str) -> Column:
+    """The sort order of the column named `name`, descending with nulls last (Spark's default), for `orderBy`
+    and windows. It takes a name only, where PySpark also takes a Column: for a Column, use `Column.desc()`.
+
+    >>> df.orderBy(F.desc("age")).collect()
+    [Row(age=5, name='Bob'), Row(age=2, name='Alice')]
+    """
     return col(name).desc()
 
 
 def asc_nulls_first(name: str) -> Column:
+    """The sort order of the column named `name`, ascending, nulls before every value (what `asc` does too).
+
+    >>> spark.createDataFrame([(1,), (None,), (3,)], "v int").orderBy(F.asc_nulls_first("v")).collect()
+    [Row(v=None), Row(v=1), Row(v=3)]
+    """
     return col(name).asc_nulls_first()
 
 
 def asc_nulls_last(name: str) -> Column:
+    """The sort order of the column named `name`, ascending, nulls after every value.
+
+    >>> spark.createDataFrame([(1,), (None,), (3,)], "v int").orderBy(F.asc_nulls_last("v")).collect()
+    [Row(v=1), Row(v=3), Row(v=None)]
+    """
     return col(name).asc_nulls_last()
 
 
 def desc_nulls_first(name: str) -> Column:
+    """The sort order of the column named `name`, descending, nulls before every value.
+
+    >>> spark.createDataFrame([(1,), (None,), (3,)], "v int").orderBy(F.desc_nulls_first("v")).collect()
+    [Row(v=None), Row(v=3), Row(v=1)]
+    """
     return col(name).desc_nulls_first()
 
 
 def desc_nulls_last(name: str) -> Column:
+    """The sort order of the column named `name`, descending, nulls after every value (what `desc` does too).
+
+    >>> spark.createDataFrame([(1,), (None,), (3,)], "v int").orderBy(F.desc_nulls_last("v")).collect()
+    [Row(v=3), Row(v=1), Row(v=None)]
+    """
     return col(name).desc_nulls_last()
 
 

@@ -10,6 +10,14 @@ from quiver.engine.core.expressions import CaseWhen
 
 
 def when(condition: Column, value: Any) -> Column:
+    """`value` where `condition` (a boolean Column) is true, else null: the start of a CASE WHEN, continued with
+    `Column.when` and closed with `Column.otherwise`. A Python `value` is a literal.
+
+    >>> df.select(F.when(df.age > 3, "old").alias("w")).collect()
+    [Row(w=None), Row(w='old')]
+    >>> df.select(F.when(df.age > 3, "old").otherwise("young").alias("w")).collect()
+    [Row(w='young'), Row(w='old')]
+    """
     if not isinstance(condition, Column):
         raise TypeError("when() condition must be a Column, e.g. F.col('x') > 1")
     return Column(CaseWhen((condition.expr,), (literal_expr(value),), None))
@@ -21,10 +29,20 @@ def coalesce(*cols: ColumnOrName) -> Column:
 
 
 def ifnull(col1: ColumnOrName, col2: ColumnOrName) -> Column:
+    """col2 where col1 is null, else col1: two-argument `coalesce` under Spark SQL's name.
+
+    >>> spark.createDataFrame([(None, 1), (2, 1)], "a int, b int").select(F.ifnull("a", "b").alias("v")).collect()
+    [Row(v=1), Row(v=2)]
+    """
     return call("ifnull", to_expr(col1), to_expr(col2))
 
 
 def nvl(col1: ColumnOrName, col2: ColumnOrName) -> Column:
+    """col2 where col1 is null, else col1: two-argument `coalesce` under Spark SQL's (and Oracle's) name.
+
+    >>> spark.createDataFrame([(None, 1), (2, 1)], "a int, b int").select(F.nvl("a", "b").alias("v")).collect()
+    [Row(v=1), Row(v=2)]
+    """
     return call("nvl", to_expr(col1), to_expr(col2))
 
 
@@ -39,10 +57,20 @@ def nullif(col1: ColumnOrName, col2: ColumnOrName) -> Column:
 
 
 def isnull(col: ColumnOrName) -> Column:
+    """Whether the value is null (never null itself), as `Column.isNull`.
+
+    >>> spark.createDataFrame([(None,), (2,)], "a int").select(F.isnull("a")).collect()
+    [Row((a IS NULL)=True), Row((a IS NULL)=False)]
+    """
     return call("isnull", to_expr(col))
 
 
 def isnotnull(col: ColumnOrName) -> Column:
+    """Whether the value is not null (never null itself), as `Column.isNotNull`.
+
+    >>> spark.createDataFrame([(None,), (2,)], "a int").select(F.isnotnull("a")).collect()
+    [Row((a IS NOT NULL)=False), Row((a IS NOT NULL)=True)]
+    """
     return call("isnotnull", to_expr(col))
 
 

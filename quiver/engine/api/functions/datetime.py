@@ -30,6 +30,13 @@ def date_add(start: ColumnOrName, days: ColumnOrName | int) -> Column:
 
 
 def dateadd(start: ColumnOrName, days: ColumnOrName | int) -> Column:
+    """The date `days` days after `start` (before it for negative days): `date_add` under Spark SQL's other name.
+
+    >>> import datetime
+    >>> d = spark.createDataFrame([(datetime.date(2024, 2, 27),)], ["d"])
+    >>> d.select(F.dateadd("d", 3).alias("d")).collect()
+    [Row(d=datetime.date(2024, 3, 1))]
+    """
     return call("dateadd", to_expr(start), to_expr(days))
 
 
@@ -44,6 +51,13 @@ def datediff(end: ColumnOrName, start: ColumnOrName) -> Column:
 
 
 def date_diff(end: ColumnOrName, start: ColumnOrName) -> Column:
+    """Days from `start` to `end` (negative when `end` is earlier): `datediff` under Spark SQL's other name.
+
+    >>> import datetime
+    >>> d = spark.createDataFrame([(datetime.date(2024, 3, 1), datetime.date(2024, 2, 27))], ["end", "start"])
+    >>> d.select(F.date_diff("end", "start").alias("days")).collect()
+    [Row(days=3)]
+    """
     return call("date_diff", to_expr(end), to_expr(start))
 
 
@@ -75,14 +89,33 @@ def date_format(date: ColumnOrName, format: str) -> Column:  # noqa: A002
 
 
 def current_date() -> Column:
+    """Today's date in the session time zone (Quiver's is always UTC), for stamping or filtering rows by the day the
+    query runs.
+
+    >>> spark.range(1).select(F.current_date()).dtypes
+    [('current_date()', 'date')]
+    """
     return call("current_date")
 
 
 def current_timestamp() -> Column:
+    """The time the query runs, as a timestamp in the session time zone (Quiver's is always UTC). Spark takes the
+    time once per query; Quiver reads the clock for each batch, so two calls in one query can differ by
+    microseconds.
+
+    >>> spark.range(1).select(F.current_timestamp()).dtypes
+    [('current_timestamp()', 'timestamp')]
+    """
     return call("current_timestamp")
 
 
 def now() -> Column:
+    """The time the query runs, as a timestamp: `current_timestamp` under Spark SQL's other name (with the same
+    caveat: Quiver reads the clock for each batch, where Spark takes it once per query).
+
+    >>> spark.range(1).select(F.now()).dtypes
+    [('now()', 'timestamp')]
+    """
     return call("now")
 
 
@@ -104,6 +137,17 @@ def unix_timestamp(timestamp: ColumnOrName | None = None, format: str = "yyyy-MM
 
 
 def to_unix_timestamp(timestamp: ColumnOrName, format: ColumnOrName | None = None) -> Column:  # noqa: A002
+    """Seconds since the epoch (bigint) of a timestamp, a date, or a string in `format` (a Spark pattern, as a column
+    or name; default 'yyyy-MM-dd HH:mm:ss'), read in the session time zone (UTC). Unlike `unix_timestamp`, the
+    timestamp is required.
+
+    >>> t = spark.createDataFrame([("2024-01-01 00:00:00",)], ["t"])
+    >>> t.select(F.to_unix_timestamp("t").alias("s")).collect()
+    [Row(s=1704067200)]
+    >>> d = spark.createDataFrame([("2024-01-02",)], ["d"])
+    >>> d.select(F.to_unix_timestamp("d", F.lit("yyyy-MM-dd")).alias("s")).collect()
+    [Row(s=1704153600)]
+    """
     if format is None:
         return call("to_unix_timestamp", to_expr(timestamp))
     return call("to_unix_timestamp", to_expr(timestamp), to_expr(format))

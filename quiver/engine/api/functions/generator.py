@@ -24,6 +24,13 @@ def posexplode(col: ColumnOrName) -> Column:
 
 
 def posexplode_outer(col: ColumnOrName) -> Column:
+    """`posexplode`, but a null or empty array or map gives one row whose `pos` and `col` (or `key`, `value`) are
+    null, so no input row is lost.
+
+    >>> p = spark.createDataFrame([(1, ["a", "b"]), (2, None)], ["id", "xs"])
+    >>> p.select("id", F.posexplode_outer("xs")).collect()
+    [Row(id=1, pos=0, col='a'), Row(id=1, pos=1, col='b'), Row(id=2, pos=None, col=None)]
+    """
     return call("posexplode_outer", to_expr(col))
 
 
@@ -33,6 +40,12 @@ def inline(col: ColumnOrName) -> Column:
 
 
 def inline_outer(col: ColumnOrName) -> Column:
+    """`inline`, but a null or empty array gives one row of nulls, so no input row is lost.
+
+    >>> s = spark.createDataFrame([(1, [Row(a=1, b="x")]), (2, [])], "id int, s array<struct<a:int,b:string>>")
+    >>> s.select("id", F.inline_outer("s")).collect()
+    [Row(id=1, a=1, b='x'), Row(id=2, a=None, b=None)]
+    """
     return call("inline_outer", to_expr(col))
 
 

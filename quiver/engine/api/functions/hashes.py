@@ -7,10 +7,20 @@ from quiver.engine.api.functions.calls import ColumnOrName, call, column_args
 
 
 def md5(col: ColumnOrName) -> Column:
+    """The MD5 digest of a binary (or of a string's UTF-8 bytes), as 32 hex digits; for checksums, not security.
+
+    >>> df.select(F.md5("name").alias("h")).collect()
+    [Row(h='64489c85dc2fe0787b85cd87214b3810'), Row(h='2fc1c0beb992cd7096975cfebf9d5c3b')]
+    """
     return call("md5", to_expr(col))
 
 
 def sha1(col: ColumnOrName) -> Column:
+    """The SHA-1 digest of a binary (or of a string's UTF-8 bytes), as 40 hex digits (`sha` is its other name).
+
+    >>> df.select(F.sha1("name").alias("h")).collect()
+    [Row(h='35318264c9a98faf79965c270ac80c5606774df1'), Row(h='da6645f6e22bf5f75974dc7eed5fcd6160d6b51e')]
+    """
     return call("sha1", to_expr(col))
 
 

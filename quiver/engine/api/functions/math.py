@@ -10,6 +10,12 @@ from quiver.engine.core.expressions import BinaryArithmetic
 
 
 def abs(col: ColumnOrName) -> Column:  # noqa: A001
+    """The absolute value, of the argument's type; null stays null, and under ANSI mode (the default) the
+    smallest int or bigint, which has no positive counterpart, raises an overflow error, as in Spark.
+
+    >>> spark.createDataFrame([(-1,), (2,)], ["v"]).select(F.abs("v")).collect()
+    [Row(abs(v)=1), Row(abs(v)=2)]
+    """
     return call("abs", to_expr(col))
 
 
@@ -65,14 +71,32 @@ def pow(col1: ColumnOrName | float, col2: ColumnOrName | float) -> Column:  # no
 
 
 def power(col1: ColumnOrName | float, col2: ColumnOrName | float) -> Column:
+    """col1 raised to col2, as a double: `pow` under Spark SQL's other name. A str is a column name, a number a
+    literal.
+
+    >>> df.select(F.power("age", 2).alias("p")).collect()
+    [Row(p=4.0), Row(p=25.0)]
+    """
     return call("power", _binary_math(col1), _binary_math(col2))
 
 
 def atan2(col1: ColumnOrName | float, col2: ColumnOrName | float) -> Column:
+    """The angle in radians between the positive x axis and the point (x = col2, y = col1), in (-pi, pi]: the arc
+    tangent of col1 / col2 that keeps the quadrant. A str is a column name, a number a literal.
+
+    >>> spark.range(1).select(F.atan2(1.0, 1.0).alias("a")).collect()
+    [Row(a=0.7853981633974483)]
+    """
     return call("atan2", _binary_math(col1), _binary_math(col2))
 
 
 def hypot(col1: ColumnOrName | float, col2: ColumnOrName | float) -> Column:
+    """sqrt(col1 * col1 + col2 * col2), as a double, without overflow or underflow in the intermediate squares.
+    A str is a column name, a number a literal.
+
+    >>> spark.range(1).select(F.hypot(3, 4).alias("h")).collect()
+    [Row(h=5.0)]
+    """
     return call("hypot", _binary_math(col1), _binary_math(col2))
 
 
@@ -91,6 +115,13 @@ def ceil(col: ColumnOrName, scale: Column | int | None = None) -> Column:
 
 
 def ceiling(col: ColumnOrName, scale: Column | int | None = None) -> Column:
+    """Smallest integer >= x (bigint), or with `scale` a decimal rounded up: `ceil` under Spark SQL's other name.
+
+    >>> spark.createDataFrame([(1.5,), (-1.5,)], ["v"]).select(F.ceiling("v")).collect()
+    [Row(ceiling(v)=2), Row(ceiling(v)=-1)]
+    >>> spark.createDataFrame([(1.234,)], ["v"]).select(F.ceiling("v", 2).alias("c")).collect()
+    [Row(c=Decimal('1.24'))]
+    """
     return _rounding("ceiling", col, scale)
 
 
@@ -109,9 +140,12 @@ def _try_operator(op: str, left: ColumnOrName, right: ColumnOrName) -> Column:
 
 
 def try_add(left: ColumnOrName, right: ColumnOrName) -> Column:
-    """left + right, NULL where it overflows (in either ANSI mode).
+    """left + right, NULL where it overflows (in either ANSI mode), where `+` raises an error under ANSI mode.
 
-    >>> df.select(F.try_add("a", "b"))
+    >>> df.select(F.try_add("age", F.lit(1)).alias("s")).collect()
+    [Row(s=3), Row(s=6)]
+    >>> spark.createDataFrame([(9223372036854775807,)], ["v"]).select(F.try_add("v", F.lit(1)).alias("s")).collect()
+    [Row(s=None)]
     """
     return _try_operator("+", left, right)
 

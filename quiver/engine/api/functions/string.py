@@ -20,10 +20,20 @@ def lower(col: ColumnOrName) -> Column:
 
 
 def ucase(str: ColumnOrName) -> Column:  # noqa: A002 — PySpark's parameter name
+    """Upper case: `upper` under the name Spark SQL also knows it by (the column is named `ucase(...)`).
+
+    >>> df.select(F.ucase("name")).collect()
+    [Row(ucase(name)='ALICE'), Row(ucase(name)='BOB')]
+    """
     return call("ucase", to_expr(str))
 
 
 def lcase(str: ColumnOrName) -> Column:  # noqa: A002
+    """Lower case: `lower` under the name Spark SQL also knows it by (the column is named `lcase(...)`).
+
+    >>> df.select(F.lcase("name")).collect()
+    [Row(lcase(name)='alice'), Row(lcase(name)='bob')]
+    """
     return call("lcase", to_expr(str))
 
 
@@ -42,14 +52,39 @@ def trim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
 
 
 def ltrim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
+    """Strip spaces (or the characters of `trim`) from the start of the string. `trim` must be a literal
+    (`F.lit("x")`); a column of per-row trim strings, which Spark allows, fails when the job runs.
+
+    >>> spark.createDataFrame([("  hi  ",)], ["s"]).select(F.ltrim("s").alias("t")).collect()
+    [Row(t='hi  ')]
+    >>> spark.createDataFrame([("xxhixx",)], ["s"]).select(F.ltrim("s", F.lit("x")).alias("t")).collect()
+    [Row(t='hixx')]
+    """
     return _trim("ltrim", col, trim)
 
 
 def rtrim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
+    """Strip spaces (or the characters of `trim`) from the end of the string. `trim` must be a literal
+    (`F.lit("x")`); a column of per-row trim strings, which Spark allows, fails when the job runs.
+
+    >>> spark.createDataFrame([("  hi  ",)], ["s"]).select(F.rtrim("s").alias("t")).collect()
+    [Row(t='  hi')]
+    >>> spark.createDataFrame([("xxhixx",)], ["s"]).select(F.rtrim("s", F.lit("x")).alias("t")).collect()
+    [Row(t='xxhi')]
+    """
     return _trim("rtrim", col, trim)
 
 
 def btrim(str: ColumnOrName, trim: ColumnOrName | None = None) -> Column:  # noqa: A002
+    """Strip spaces (or the characters of `trim`) from both ends of the string: `trim` under Spark SQL's other name.
+    `trim` must be a literal (`F.lit("x")`); a column of per-row trim strings, which Spark allows, fails when the
+    job runs.
+
+    >>> spark.createDataFrame([("  hi  ",)], ["s"]).select(F.btrim("s")).collect()
+    [Row(btrim(s)='hi')]
+    >>> spark.createDataFrame([("xxhixx",)], ["s"]).select(F.btrim("s", F.lit("x"))).collect()
+    [Row(btrim(s, x)='hi')]
+    """
     return _trim("btrim", str, trim)
 
 
@@ -59,18 +94,38 @@ def length(col: ColumnOrName) -> Column:
 
 
 def char_length(str: ColumnOrName) -> Column:  # noqa: A002
+    """Characters of a string (bytes of a binary): `length` under the name Spark SQL also knows it by.
+
+    >>> df.select(F.char_length("name")).collect()
+    [Row(char_length(name)=5), Row(char_length(name)=3)]
+    """
     return call("char_length", to_expr(str))
 
 
 def character_length(str: ColumnOrName) -> Column:  # noqa: A002
+    """Characters of a string (bytes of a binary): `length` under the name Spark SQL also knows it by.
+
+    >>> df.select(F.character_length("name")).collect()
+    [Row(character_length(name)=5), Row(character_length(name)=3)]
+    """
     return call("character_length", to_expr(str))
 
 
 def octet_length(col: ColumnOrName) -> Column:
+    """Bytes of a string in UTF-8 (or of a binary), where `length` counts characters.
+
+    >>> spark.createDataFrame([("é",)], ["s"]).select(F.octet_length("s"), F.length("s")).collect()
+    [Row(octet_length(s)=2, length(s)=1)]
+    """
     return call("octet_length", to_expr(col))
 
 
 def bit_length(col: ColumnOrName) -> Column:
+    """Bits of a string in UTF-8 (or of a binary): 8 times `octet_length`.
+
+    >>> spark.createDataFrame([("é",)], ["s"]).select(F.bit_length("s")).collect()
+    [Row(bit_length(s)=16)]
+    """
     return call("bit_length", to_expr(col))
 
 
@@ -159,14 +214,32 @@ def split(str: ColumnOrName, pattern: Column | str, limit: ColumnOrName | int = 
 
 
 def startswith(str: ColumnOrName, prefix: ColumnOrName) -> Column:  # noqa: A002
+    """Whether the string (or binary) begins with `prefix`. Both are columns or names, as in PySpark: a fixed prefix
+    is `F.lit("...")`. Null if either is null.
+
+    >>> df.select(F.startswith("name", F.lit("Al")).alias("al")).collect()
+    [Row(al=True), Row(al=False)]
+    """
     return call("startswith", to_expr(str), to_expr(prefix))
 
 
 def endswith(str: ColumnOrName, suffix: ColumnOrName) -> Column:  # noqa: A002
+    """Whether the string (or binary) ends with `suffix`. Both are columns or names, as in PySpark: a fixed suffix is
+    `F.lit("...")`. Null if either is null.
+
+    >>> df.select(F.endswith("name", F.lit("ob")).alias("ob")).collect()
+    [Row(ob=False), Row(ob=True)]
+    """
     return call("endswith", to_expr(str), to_expr(suffix))
 
 
 def contains(left: ColumnOrName, right: ColumnOrName) -> Column:
+    """Whether `right` occurs in `left` (strings or binaries). Both are columns or names, as in PySpark: a fixed
+    substring is `F.lit("...")`. Null if either is null.
+
+    >>> df.select(F.contains("name", F.lit("li")).alias("li")).collect()
+    [Row(li=True), Row(li=False)]
+    """
     return call("contains", to_expr(left), to_expr(right))
 
 
@@ -177,19 +250,41 @@ def like(str: ColumnOrName, pattern: ColumnOrName, escapeChar: Column | None = N
 
 
 def ilike(str: ColumnOrName, pattern: ColumnOrName, escapeChar: Column | None = None) -> Column:  # noqa: A002,N803
+    """Case-insensitive SQL LIKE (`%` any characters, `_` one character); `pattern` is a column or name (use F.lit
+    for a fixed pattern), `escapeChar` the escape character (default backslash).
+
+    >>> df.select(F.ilike("name", F.lit("a%")).alias("a")).collect()
+    [Row(a=True), Row(a=False)]
+    """
     args = [to_expr(str), to_expr(pattern)] + ([literal_expr(escapeChar)] if escapeChar is not None else [])
     return call("ilike", *args)
 
 
 def rlike(str: ColumnOrName, regexp: ColumnOrName) -> Column:  # noqa: A002
+    """Whether a Java regular expression matches anywhere in the string; `regexp` is a column or name (use F.lit for
+    a fixed pattern).
+
+    >>> df.select(F.rlike("name", F.lit("^B")).alias("b")).collect()
+    [Row(b=False), Row(b=True)]
+    """
     return call("rlike", to_expr(str), to_expr(regexp))
 
 
 def regexp(str: ColumnOrName, regexp: ColumnOrName) -> Column:  # noqa: A002
+    """Whether a Java regular expression matches anywhere in the string: `rlike` under Spark SQL's other name.
+
+    >>> df.select(F.regexp("name", F.lit("^B")).alias("b")).collect()
+    [Row(b=False), Row(b=True)]
+    """
     return call("regexp", to_expr(str), to_expr(regexp))
 
 
 def regexp_like(str: ColumnOrName, regexp: ColumnOrName) -> Column:  # noqa: A002
+    """Whether a Java regular expression matches anywhere in the string: `rlike` under Spark SQL's other name.
+
+    >>> df.select(F.regexp_like("name", F.lit("^B")).alias("b")).collect()
+    [Row(b=False), Row(b=True)]
+    """
     return call("regexp_like", to_expr(str), to_expr(regexp))
 
 
@@ -199,14 +294,30 @@ def format_string(format: str, *cols: ColumnOrName) -> Column:  # noqa: A002
 
 
 def printf(format: ColumnOrName, *cols: ColumnOrName) -> Column:  # noqa: A002
+    """printf-style formatting (Java's Formatter: %s, %d, %5.2f, %x, %%) of `cols`; unlike `format_string`, the
+    format is a column or name (use F.lit for a fixed format).
+
+    >>> df.select(F.printf(F.lit("%s is %d"), "name", "age").alias("s")).collect()
+    [Row(s='Alice is 2'), Row(s='Bob is 5')]
+    """
     return call("printf", to_expr(format), *column_args("printf", cols))
 
 
 def base64(col: ColumnOrName) -> Column:
+    """The Base64 text of a binary (or of a string's UTF-8 bytes), for carrying bytes as text.
+
+    >>> df.select(F.base64("name")).collect()
+    [Row(base64(name)='QWxpY2U='), Row(base64(name)='Qm9i')]
+    """
     return call("base64", to_expr(col))
 
 
 def unbase64(col: ColumnOrName) -> Column:
+    """The bytes that Base64 text spells, as a binary: the inverse of `base64`.
+
+    >>> df.select(F.unbase64(F.base64("name")).alias("b")).collect()
+    [Row(b=b'Alice'), Row(b=b'Bob')]
+    """
     return call("unbase64", to_expr(col))
 
 
@@ -217,6 +328,11 @@ def levenshtein(left: ColumnOrName, right: ColumnOrName, threshold: int | None =
 
 
 def soundex(col: ColumnOrName) -> Column:
+    """The Soundex code of the string (a letter and three digits), so names that sound alike compare equal.
+
+    >>> df.select(F.soundex("name")).collect()
+    [Row(soundex(name)='A420'), Row(soundex(name)='B100')]
+    """
     return call("soundex", to_expr(col))
 
 
@@ -237,10 +353,22 @@ def substring_index(str: ColumnOrName, delim: str, count: int) -> Column:  # noq
 
 
 def left(str: ColumnOrName, len: ColumnOrName) -> Column:  # noqa: A002
+    """The leftmost `len` characters of the string (all of it when shorter, '' for `len` <= 0); `len` is a column or
+    name, as in PySpark (use F.lit for a fixed length).
+
+    >>> df.select(F.left("name", F.lit(3)).alias("l")).collect()
+    [Row(l='Ali'), Row(l='Bob')]
+    """
     return call("left", to_expr(str), to_expr(len))
 
 
 def right(str: ColumnOrName, len: ColumnOrName) -> Column:  # noqa: A002
+    """The rightmost `len` characters of the string (all of it when shorter, '' for `len` <= 0); `len` is a column or
+    name, as in PySpark (use F.lit for a fixed length).
+
+    >>> df.select(F.right("name", F.lit(2)).alias("r")).collect()
+    [Row(r='ce'), Row(r='ob')]
+    """
     return call("right", to_expr(str), to_expr(len))
 
 
@@ -250,6 +378,14 @@ def split_part(src: ColumnOrName, delimiter: ColumnOrName, partNum: ColumnOrName
 
 
 def replace(src: ColumnOrName, search: ColumnOrName, replace: ColumnOrName | None = None) -> Column:
+    """Every occurrence of the string `search` in `src` replaced by `replace` (removed without it); no regular
+    expressions, unlike `regexp_replace`. The arguments are columns or names (use F.lit for fixed strings).
+
+    >>> df.select(F.replace("name", F.lit("l"), F.lit("L")).alias("r")).collect()
+    [Row(r='ALice'), Row(r='Bob')]
+    >>> df.select(F.replace("name", F.lit("l")).alias("r")).collect()
+    [Row(r='Aice'), Row(r='Bob')]
+    """
     args = [to_expr(src), to_expr(search)] + ([to_expr(replace)] if replace is not None else [])
     return call("replace", *args)
 

@@ -292,3 +292,16 @@ def test_sum_and_avg_of_a_wide_decimal_per_group():
         return df.groupBy("g").agg(F.sum("price").alias("total"), F.avg("price").alias("mean"),
                                    F.count("price").alias("n"))
     assert_same(program)
+
+
+def test_median_is_exact_and_interpolates_between_the_middle_values():
+    # Arrow's approximate_median (a t-digest) gave 2.0 for [2, 5] and 0.0 for [0, 10].
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame(
+            [(1, 2.0), (1, 5.0), (2, 0.0), (2, 10.0), (2, None), (3, None), (4, 7.0), (4, 1.0), (4, 3.0),
+             (5, float("nan")), (5, 1.0), (6, 0.1), (6, 0.2), (6, 0.7), (6, 1e300)], "k int, v double")
+        ints = spark.createDataFrame([(1, 1), (1, 2), (2, -3), (2, 8), (2, 8)], "k int, n int")
+        return (df.groupBy("k").agg(F.median("v").alias("m"))
+                .unionByName(ints.groupBy("k").agg(F.median("n").alias("m")).withColumn("k", F.col("k") + 10))
+                .unionByName(df.agg(F.median("v").alias("m")).withColumn("k", F.lit(99))))
+    assert_same(program)

@@ -6,6 +6,7 @@ logical steps and optimizer rules that changed the plan.
 """
 from __future__ import annotations
 
+import datetime
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -28,6 +29,7 @@ from quiver.executors.native.executor import fragment_choices
 from quiver.planners.adaptive import AdaptiveSettings, initial_partitions
 from quiver.planners.optimizer import RULES, Rule, fixed_point
 from quiver.planners.optimizer.aggregate_key_filters import filter_aggregates_by_join_keys
+from quiver.planners.optimizer.current_time import compute_current_time
 from quiver.planners.optimizer.decorrelate_subqueries import rewrite_subqueries
 from quiver.planners.optimizer.disjunct_filters import derive_disjunct_filters
 from quiver.planners.optimizer.join_reorder import reorder_joins
@@ -185,6 +187,11 @@ def reuse_shared_aggregates(query: QueryExecution, plan: L.LogicalPlan) -> L.Log
     return replace_subtrees(plan, {a: query._computed_once(a) for a in shared})
 
 
+def fix_current_time(query: QueryExecution, plan: L.LogicalPlan) -> L.LogicalPlan:
+    """Every current_timestamp(), now() and current_date() of the query read as one instant, taken now."""
+    return compute_current_time(plan, datetime.datetime.now(datetime.timezone.utc))
+
+
 def inline_scalar_subqueries(query: QueryExecution, plan: L.LogicalPlan) -> L.LogicalPlan:
     """Each uncorrelated scalar subquery run once, as a job of its own, and replaced by its value."""
     return subqueries.inline_scalar_subqueries(plan, query._scalar_value)
@@ -198,6 +205,8 @@ PIPELINE: tuple[Step, ...] = (
     Analysis(analyze),
     # Cached subtrees first, so the steps below see the in-memory relations really read, with their real sizes.
     QueryRewrite(use_cached_data),
+    # One current time for the whole query (Spark's ComputeCurrentTime), before anything folds or runs it.
+    QueryRewrite(fix_current_time),
     # Subqueries: IN/EXISTS and correlated scalars become joins; then a shared aggregate is computed
     # once, before the uncorrelated scalar subqueries that read it run for their values.
     Rewrite(rewrite_subqueries),

@@ -609,7 +609,7 @@ def _complete_steps(calls: tuple) -> list[_Step]:
         elif name == "product":
             steps.append(_Step(arg, "product", _SKIP, f"s{i}"))
         elif name == "median":
-            steps.append(_Step(arg, "approximate_median", _SKIP, f"s{i}"))
+            steps.append(_Step(arg, "list", None, f"s{i}"))
         else:
             part = _partial_steps((c,))
             for s in part:
@@ -633,6 +633,8 @@ def _finish_complete(table: pa.Table, nkeys: int, calls: tuple) -> pa.Table:
             value = pc.fill_null(table.column(f"s{i}"), 0)
         elif name in ("collect_list", "collect_set"):
             value = drop_null_elements(table.column(f"s{i}"))
+        elif name == "median":
+            value = exact_medians(table.column(f"s{i}"))
         elif name == "sum":
             value = checked_sum(table.column(f"s{i}").combine_chunks(), c.result.dtype, c.function.is_try)
         else:
@@ -642,6 +644,24 @@ def _finish_complete(table: pa.Table, nkeys: int, calls: tuple) -> pa.Table:
         cols.append(_cast(value, out_type))
         names.append(f"r{i}")
     return pa.Table.from_arrays(cols, names=names)
+
+
+def exact_medians(lists: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """Spark's median, percentile(x, 0.5), of each group's list of values: the middle of the sorted non-null
+    values, or 0.5 * lower + 0.5 * upper of the two middle ones (as Spark interpolates), NaN sorting last;
+    null for a group with none. Exact, as Spark's is: Arrow's approximate_median is a t-digest estimate."""
+    arr = drop_null_elements(lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists)
+    values = arr.flatten().cast(pa.float64()).to_numpy(zero_copy_only=False)
+    parents = pc.list_parent_indices(arr).to_numpy()
+    counts = np.bincount(parents, minlength=len(arr))
+    ordered = values[np.lexsort((values, parents))]
+    starts = np.cumsum(counts) - counts
+    present = counts > 0
+    lower = np.where(present, starts + (counts - 1) // 2, 0)
+    upper = np.where(present, starts + counts // 2, 0)
+    low, high = (ordered[lower], ordered[upper]) if len(ordered) else (np.zeros(len(arr)), np.zeros(len(arr)))
+    medians = np.where(lower == upper, low, 0.5 * low + 0.5 * high)
+    return pa.array(medians, pa.float64(), mask=~present)
 
 
 def _distinct_list_total(lists: pa.ChunkedArray, average: bool) -> pa.Array:

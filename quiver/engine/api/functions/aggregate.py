@@ -207,9 +207,11 @@ def product(c: Any) -> Column:
 
 
 def median(c: Any) -> Column:
-    """The median of the non-null values, as a double. Quiver computes it with Arrow's approximate (t-digest) median,
-    where Spark's is exact and interpolates between the two middle values of an even count, so on small groups the
-    two can differ.
+    """The exact median of the non-null values, as a double: for an even count, halfway between the two middle
+    values, as Spark's percentile(c, 0.5) interpolates; NaN sorts above every number; null for no values.
+
+    >>> df.groupBy().agg(F.median("age")).collect()
+    [Row(median(age)=3.5)]
     """
     return _agg("median", c)
 

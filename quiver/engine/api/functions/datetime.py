@@ -89,7 +89,7 @@ def date_format(date: ColumnOrName, format: str) -> Column:  # noqa: A002
 
 
 def current_date() -> Column:
-    """Today's date in the session time zone (Quiver's is always UTC), for stamping or filtering rows by the day the
+    """Today's date in the session time zone, for stamping or filtering rows by the day the
     query runs.
 
     >>> spark.range(1).select(F.current_date()).dtypes
@@ -99,19 +99,18 @@ def current_date() -> Column:
 
 
 def current_timestamp() -> Column:
-    """The time the query runs, as a timestamp in the session time zone (Quiver's is always UTC). Spark takes the
-    time once per query; Quiver reads the clock for each batch, so two calls in one query can differ by
-    microseconds.
+    """The time the query runs, as a timestamp: taken once per query as it is optimized, so every call, row and
+    task of a query reads the same instant, as in Spark.
 
-    >>> spark.range(1).select(F.current_timestamp()).dtypes
-    [('current_timestamp()', 'timestamp')]
+    >>> spark.range(1000, numPartitions=4).select(F.current_timestamp()).distinct().count()
+    1
     """
     return call("current_timestamp")
 
 
 def now() -> Column:
-    """The time the query runs, as a timestamp: `current_timestamp` under Spark SQL's other name (with the same
-    caveat: Quiver reads the clock for each batch, where Spark takes it once per query).
+    """The time the query runs, as a timestamp: `current_timestamp` under Spark SQL's other name, the same instant
+    in one query.
 
     >>> spark.range(1).select(F.now()).dtypes
     [('now()', 'timestamp')]

@@ -41,7 +41,7 @@ def make_data(path: str, rows: int = 200_000, seed: int = 7) -> None:
 
 def main() -> int:
     make_data(DATA)
-    spark = quiver.Session.builder.master("local[*]").appName("demo").getOrCreate()
+    spark = quiver.SparkSession.builder.master("local[*]").appName("demo").getOrCreate()
     sales = spark.read.parquet(os.path.join(DATA, "sales"))
     stores = spark.read.parquet(os.path.join(DATA, "stores"))
     result = (

@@ -476,3 +476,13 @@ def test_generated_missing_api_module_is_current():
     generated = _script().missing_module()
     written = (ROOT / "quiver" / "engine" / "api" / "missing_api.py").read_text()
     assert written == generated, f"quiver/engine/api/missing_api.py is out of date; run `{REGENERATE}`"
+
+
+def test_readme_examples_and_notebooks_start_a_session_by_one_name():
+    # A newcomer reading README then a notebook should not meet two names for one class: `SparkSession`, as in
+    # PySpark (`quiver.Session` stays an alias).
+    texts = {path: path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "examples").glob("*.py")),
+                                                 *sorted((ROOT / "notebooks").glob("*.ipynb"))]}
+    assert all("quiver.Session.builder" not in text for text in texts.values()), \
+        [str(p) for p, t in texts.items() if "quiver.Session.builder" in t]
+    assert sum("quiver.SparkSession.builder" in text for text in texts.values()) >= 5

@@ -137,7 +137,7 @@ def unix_timestamp(timestamp: ColumnOrName | None = None, format: str = "yyyy-MM
 
 def to_unix_timestamp(timestamp: ColumnOrName, format: ColumnOrName | None = None) -> Column:  # noqa: A002
     """Seconds since the epoch (bigint) of a timestamp, a date, or a string in `format` (a Spark pattern, as a column
-    or name; default 'yyyy-MM-dd HH:mm:ss'), read in the session time zone (UTC). Unlike `unix_timestamp`, the
+    or name; default 'yyyy-MM-dd HH:mm:ss'), read in the session time zone. Unlike `unix_timestamp`, the
     timestamp is required.
 
     >>> t = spark.createDataFrame([("2024-01-01 00:00:00",)], ["t"])

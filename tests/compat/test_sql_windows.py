@@ -256,3 +256,17 @@ def test_nth_value_column_names():
         return sales(spark).select("order_id", F.nth_value("price", 1).over(w),
                                    F.nth_value("price", 2, ignoreNulls=True).over(w))
     assert_same(program)
+
+
+def test_running_and_whole_partition_min_max_restart_at_each_partition():
+    def program(spark, F, T, Window):
+        rows = [(k, i, v, s) for k, vals in [("a", [3, None, 1, 5]), ("b", [None, None]), ("c", [9, -2, 9]),
+                                             ("d", [None, 4])]
+                for i, (v, s) in enumerate(zip(vals, ["x", None, "b", "zz"]))]
+        df = spark.createDataFrame(rows, "k string, i int, v int, s string")
+        running = Window.partitionBy("k").orderBy("i").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+        whole = Window.partitionBy("k")
+        return df.select("k", "i", F.max("v").over(running).alias("run_max"), F.min("v").over(running).alias("run_min"),
+                         F.min("s").over(running).alias("run_min_s"), F.max("s").over(whole).alias("max_s"),
+                         F.min("v").over(whole).alias("min_v"))
+    assert_same(program)

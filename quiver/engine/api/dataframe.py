@@ -1017,6 +1017,9 @@ class DataFrame:
         0    2  Alice
         1    5    Bob
         """
+        from quiver.engine.core.imports import optional_module
+
+        optional_module("pandas", "pandas", "toPandas()")
         table = self._local_table()
         names = table.column_names
         frame = table.rename_columns([f"c{i}" for i in range(len(names))]).to_pandas(date_as_object=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,8 +63,8 @@ def to_arrow_table(data: Any, schema: Any = None, time_zone: str = "UTC", python
 
 
 def _is_pandas(data: Any) -> bool:
-    module = type(data).__module__
-    return module.startswith("pandas.") and type(data).__name__ == "DataFrame"
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(data, pd.DataFrame)
 
 
 def _in_zone(v: Any, dtype: T.DataType, zone: Any) -> Any:
@@ -122,10 +123,8 @@ def _from_frame(data: Any) -> pa.Table | None:
         return data
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is a dependency
-        pd = None
+    # A pandas DataFrame exists only once pandas is imported: rows need no pandas import (a first query's time).
+    pd = sys.modules.get("pandas")
     if pd is not None and isinstance(data, pd.DataFrame):
         return pa.Table.from_pandas(data, preserve_index=False)
     if hasattr(data, "__arrow_c_stream__"):

@@ -74,6 +74,10 @@ class SessionStoppedError(QuiverError, RuntimeError):
     """A job asked of a session after `spark.stop()` (Spark: "Cannot call methods on a stopped SparkContext")."""
 
 
+class MissingDependency(QuiverError, ImportError):
+    """An optional library a feature needs is not installed (pandas for toPandas, Ray for ray masters)."""
+
+
 class ConfigurationError(QuiverError, ValueError):
     """A conf key or option has a value outside what it accepts."""
 

@@ -3,8 +3,35 @@ sqlglot, numba) is reached through a `LazyModule` where a module needs it only i
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
 from typing import Any
+
+from quiver.engine.core.errors import MissingDependency
+
+# The distribution name a missing optional library's extra is installed under.
+DISTRIBUTION = "quiver-dataflow"
+
+
+def optional_module(name: str, extra: str, needed_for: str) -> ModuleType:
+    """The module `name`, which only `needed_for` needs and the extra `extra` installs; `MissingDependency`
+    naming the pip command when it is not installed.
+
+    >>> optional_module("json", "none", "reading JSON").__name__
+    'json'
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        raise MissingDependency(
+            f"{needed_for} needs {name}, which Quiver's core install leaves out; install it with "
+            f"pip install '{DISTRIBUTION}[{extra}]' (or pip install {name})") from error
+
+
+def loaded_module(name: str) -> ModuleType | None:
+    """The module `name` if something imported it already, else None: a value of one of its types can only exist
+    once it is, so an isinstance check needs no import (pandas costs a quarter of a second)."""
+    return sys.modules.get(name)
 
 
 class LazyModule:

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from quiver.engine.core import types as T
 
@@ -41,6 +40,8 @@ def zone_info(zone: str) -> datetime.tzinfo:
 
 def _local_micros(instants: np.ndarray, zone: str) -> np.ndarray:
     """The wall-clock microseconds in `zone` of UTC instants (int64 microseconds)."""
+    import pyarrow.compute as pc  # not at `import quiver`, which binds zones without converting any
+
     aware: Any = pa.array(instants, pa.int64()).cast(pa.timestamp("us", "UTC")).cast(pa.timestamp("us", zone))
     return pc.local_timestamp(aware).cast(pa.int64()).to_numpy()
 

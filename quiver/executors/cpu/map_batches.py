@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from quiver.engine.core.errors import PythonException
 from quiver.engine.core.expressions import AttributeRef
+from quiver.engine.core.imports import loaded_module, optional_module
 from quiver.executors.cpu.worker_pool import WORKERS
 
 
@@ -51,6 +52,8 @@ def map_in_process(spec: MapFunction, batches: Iterator[pa.RecordBatch]) -> Iter
     method, name, child = spec.method, spec.name, spec.inputs
     schema = pa.schema([pa.field(a.name, a.dtype.to_arrow()) for a in child])
     upstream: list[BaseException] = []
+    if spec.kind == "pandas":
+        optional_module("pandas", "pandas", f"{method}")
 
     def inputs() -> Iterator[Any]:
         try:
@@ -94,10 +97,10 @@ def map_in_process(spec: MapFunction, batches: Iterator[pa.RecordBatch]) -> Iter
 
 
 def _checked_iterable(results: Any, kind: str, where: str) -> Iterable[Any]:
-    import pandas as pd
-
+    pd = loaded_module("pandas")
+    frames = (pd.DataFrame,) if pd is not None else ()
     wanted = "pyarrow.RecordBatch" if kind == "arrow" else "pandas.DataFrame"
-    if results is None or isinstance(results, (pa.RecordBatch, pa.Table, pd.DataFrame, str, bytes)) \
+    if results is None or isinstance(results, (pa.RecordBatch, pa.Table, *frames, str, bytes)) \
             or not hasattr(results, "__iter__"):
         raise PythonException(
             f"{where} must return an iterator of {wanted}, but returned {type(results).__name__}; "
@@ -107,8 +110,6 @@ def _checked_iterable(results: Any, kind: str, where: str) -> Iterable[Any]:
 
 def _conformed(out: Any, kind: str, attributes: tuple[AttributeRef, ...], where: str) -> Iterator[list[pa.Array]]:
     """The columns of one output batch in the schema's order and types."""
-    import pandas as pd
-
     if kind == "arrow":
         if isinstance(out, pa.Table):
             for batch in out.to_batches():
@@ -118,7 +119,8 @@ def _conformed(out: Any, kind: str, attributes: tuple[AttributeRef, ...], where:
             raise PythonException(f"{where} must yield pyarrow.RecordBatch, but yielded {type(out).__name__}")
         yield _arrow_columns(out, attributes, where)
         return
-    if not isinstance(out, pd.DataFrame):
+    pd = loaded_module("pandas")
+    if pd is None or not isinstance(out, pd.DataFrame):
         raise PythonException(f"{where} must yield pandas.DataFrame, but yielded {type(out).__name__}")
     yield _pandas_columns(out, attributes, where)
 

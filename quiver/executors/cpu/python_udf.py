@@ -22,6 +22,7 @@ import pyarrow as pa
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import PythonException
 from quiver.engine.core.expressions import PythonUDF, format_double
+from quiver.engine.core.imports import optional_module
 from quiver.engine.core.row import Row
 from quiver.executors.cpu.numba_udf import evaluate_numba
 from quiver.executors.cpu.worker_pool import WORKERS
@@ -265,7 +266,7 @@ def _struct_converter(dtype: T.StructType) -> Callable[[Any], Any]:
 
 
 def _pandas_udf(expr: UdfCall, args: list[pa.Array], num_rows: int, out_type: pa.DataType) -> pa.Array:
-    import pandas as pd
+    pd = optional_module("pandas", "pandas", "a pandas UDF")
 
     fn = expr.func
     series = [a.to_pandas() for a in args]

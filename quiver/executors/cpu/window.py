@@ -298,12 +298,7 @@ def _extreme(values: pa.Array, lo: np.ndarray, hi: np.ndarray, null: np.ndarray,
     whole = (lo == f.start) & (hi == f.end - 1)
     running = (lo == f.start) & ~whole
     if whole.any() or running.any():
-        import pandas as pd
-
-        s = pd.Series(ordinal)
-        groups = pd.Series(f.part_id)
-        acc = (s.groupby(groups).cummin() if name == "min" else s.groupby(groups).cummax()).to_numpy()
-        best = acc[np.clip(hi, 0, n - 1)]
+        best = _running_extreme(ordinal, f, name)[np.clip(hi, 0, n - 1)]
     other = ~(whole | running)
     if other.any():
         width = int((hi - lo)[other].max()) + 1
@@ -318,6 +313,24 @@ def _extreme(values: pa.Array, lo: np.ndarray, hi: np.ndarray, null: np.ndarray,
         best = np.where(other, cur, best)
     null = null | ~np.isfinite(best)
     return _from_ordinal(values, best, null, out_type)
+
+
+def _running_extreme(ordinal: np.ndarray, f: _Frames, name: str) -> np.ndarray:
+    """The running min or max of dense ranks (±inf for nulls, `_ordinal`) from each row's partition start.
+
+    One running max over the whole column, each partition's ranks lifted above every earlier partition's (rows
+    of a partition are contiguous), so no partition's extreme carries into the next; a min is the max of the
+    ranks turned upside down. Exact in int64 for any column that fits in memory.
+    """
+    n = len(ordinal)
+    top = n + 1
+    finite = np.isfinite(ordinal)
+    ranks = np.where(finite, ordinal, 0).astype(np.int64)
+    upside = ranks if name == "max" else np.where(finite, top - ranks, 0)
+    lift = f.part_id.astype(np.int64) * (top + 1)
+    running = np.maximum.accumulate(upside + lift) - lift
+    null = np.inf if name == "min" else -np.inf
+    return np.where(running == 0, null, running if name == "max" else top - running).astype(np.float64)
 
 
 def _ordinal(values: pa.Array, name: str) -> np.ndarray:

@@ -24,10 +24,11 @@ from quiver.engine.analysis.generators import (
 )
 from quiver.engine.analysis.time_zones import bind_session_time_zone
 from quiver.engine.core import types as T
-from quiver.engine.core.errors import AnalysisException, UnresolvedColumnError, unknown_column
+from quiver.engine.core.errors import AnalysisException, QuiverNotSupported, UnresolvedColumnError, unknown_column
 from quiver.engine.core.expressions import (
     NUMBA_UDF,
     UNBOUNDED,
+    WINDOW_AGGREGATES,
     AggregateFunction,
     Alias,
     And,
@@ -173,6 +174,10 @@ def _check_window(e: WindowExpression) -> None:
         raise AnalysisException(f"aggregate {f.sql()} over a window cannot contain another aggregate")
     if not isinstance(f, (AggregateFunction, WindowFunction)):
         raise AnalysisException(f"{f.sql()} cannot be used with OVER; use a window or aggregate function")
+    if isinstance(f, AggregateFunction) and f.name not in WINDOW_AGGREGATES:
+        raise QuiverNotSupported(
+            f"{f.sql()} over a window is not supported yet; over a window Quiver computes "
+            f"{', '.join(WINDOW_AGGREGATES)}; compute {f.name} with groupBy(...).agg(...) and join it back")
     if e.frame is not None and e.frame[0] == "range" and any(b not in _FRAME_EDGES for b in e.frame[1:]):
         if len(e.order_by) != 1 or not isinstance(e.order_by[0].dtype, T.NumericType):
             keys = ", ".join(f"{o.sql()} ({o.dtype.simpleString()})" for o in e.order_by) or "none"

@@ -692,6 +692,9 @@ NULL_PRODUCING_FUNCTIONS = frozenset({
     "try_element_at", "get", "array_max", "array_min", "arrays_overlap",
 })
 
+# The aggregate functions a window frame evaluates (executors/cpu/window.py); the analyzer refuses others.
+WINDOW_AGGREGATES = ("count", "sum", "avg", "min", "max", "first", "last", "any_value")
+
 NONDETERMINISTIC_FUNCTIONS = frozenset({"rand", "random", "randn", "uuid", "monotonically_increasing_id",
                                         "spark_partition_id"})
 

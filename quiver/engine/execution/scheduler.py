@@ -35,6 +35,7 @@ import pyarrow as pa
 from quiver.engine.core.errors import (
     AnalysisException,
     MemoryBudgetExceeded,
+    QuiverNotSupported,
     ResultTooLargeError,
     SparkRuntimeException,
     StorageFullError,
@@ -637,8 +638,8 @@ class DAGScheduler:
                        i: int, job: _Job) -> TaskSpec:
         """The spec to run next after `error`, or raise when the job cannot go on."""
         again = replace(spec, attempt=spec.attempt + 1)
-        if isinstance(error, (AnalysisException, SparkRuntimeException, StorageFullError, MemoryBudgetExceeded,
-                              ResultTooLargeError)):
+        if isinstance(error, (AnalysisException, QuiverNotSupported, SparkRuntimeException, StorageFullError,
+                              MemoryBudgetExceeded, ResultTooLargeError)):
             raise error  # the query's own fault (a bad value under ANSI mode, a full disk): every attempt meets it
         if isinstance(error, TaskCancelled):
             self._check_cancelled(job)

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from quiver.engine.core.errors import QuiverError
 from quiver.engine.core.expressions import (
     UNBOUNDED,
+    WINDOW_AGGREGATES,
     AggregateFunction,
     Alias,
     Expr,
@@ -258,8 +259,8 @@ def _framed_aggregate(fn: AggregateFunction, batch: pa.RecordBatch, lo: np.ndarr
             pick = np.clip(pick, 0, max(len(valid) - 1, 0))
         taken = values.take(pa.array(pick))
         return pc.if_else(pa.array(none), pa.scalar(None, values.type), taken).cast(out_type)
-    raise QuiverError(f"aggregate {name} is not supported over a window frame; supported: count, sum, avg, min, max, "
-                      "first, last")
+    raise QuiverError(f"aggregate {name} is not supported over a window frame; "
+                      f"supported: {', '.join(WINDOW_AGGREGATES)}")
 
 
 def _frame_sums(raw: np.ndarray, lo: np.ndarray, hi: np.ndarray, empty: np.ndarray, f: _Frames) -> np.ndarray:

@@ -307,3 +307,16 @@ def test_unresolved_column_in_a_raw_plan_is_resolved_by_analyze(df):
     resolved = analyze(raw)
     assert resolved.resolved
     assert resolved.condition.left.expr_id == df._plan.output[0].expr_id  # the `id` column, however spelled
+
+
+def test_an_aggregate_no_window_frame_computes_is_refused_as_the_dataframe_is_built(spark):
+    # It used to fail only when the job ran, four task attempts later.
+    from quiver import Window
+    from quiver import functions as F
+    from quiver.engine.core.errors import QuiverNotSupported
+
+    df = spark.range(5)
+    for aggregate in (F.median("id"), F.stddev("id"), F.collect_list("id")):
+        with pytest.raises(QuiverNotSupported, match=r"over a window is not supported yet.*count, sum, avg.*groupBy"):
+            df.select(aggregate.over(Window.orderBy("id")))
+    assert df.select(F.max("id").over(Window.orderBy("id")).alias("m")).collect()[-1].m == 4

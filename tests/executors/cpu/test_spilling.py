@@ -92,12 +92,19 @@ def test_explain_cost_after_a_run_says_which_stage_and_operator_spilled(spark, b
     df.explain("cost")
     assert "== Last run" not in capsys.readouterr().out  # not run yet
     budget(BUDGET)
+    # Few shuffle partitions, so each final aggregate holds more than the budget (many would each fit).
+    partitions = spark.conf.get("spark.sql.shuffle.partitions", None)
+    spark.conf.set("spark.sql.shuffle.partitions", 4)
     try:
         df.collect()
         job = spark.lastJob()
         df.explain("cost")
     finally:
         budget(None)
+        if partitions is None:
+            spark.conf.unset("spark.sql.shuffle.partitions")
+        else:
+            spark.conf.set("spark.sql.shuffle.partitions", partitions)
     out = capsys.readouterr().out
     section = out[out.index("== Last run: what spilled to disk under the memory budget =="):]
     stage = next(s for s in job.stages if "HashAggregate" in s.spills)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from quiver.engine.api.column import Column, lit
+from quiver.engine.api.functions.calls import ColumnOrName
 from quiver.engine.core.expressions import UnresolvedColumn, UnresolvedStar
 
 
@@ -16,6 +17,10 @@ def col(name: str) -> Column:
 
 
 column = col
+
+
+def _column(c: ColumnOrName) -> Column:
+    return c if isinstance(c, Column) else col(c)
 
 
 def expr(text: str) -> Column:
@@ -30,60 +35,62 @@ def expr(text: str) -> Column:
     return Column(parse_expression(text))
 
 
-def asc(name: str) -> Column:
-    """The sort order of the column named `name`, ascending with nulls first (Spark's default), for `orderBy`
-    and windows. It takes a name only, where PySpark also takes a Column: for a Column, use `Column.asc()`.
+def asc(col: ColumnOrName) -> Column:
+    """The sort order of `col` (a Column or a column name), ascending with nulls first (Spark's default), for `orderBy`
+    and windows.
 
     >>> df.orderBy(F.asc("age")).collect()
     [Row(age=2, name='Alice'), Row(age=5, name='Bob')]
     """
-    return col(name).asc()
+    return _column(col).asc()
 
 
-def desc(name: str) -> Column:
-    """The sort order of the column named `name`, descending with nulls last (Spark's default), for `orderBy`
-    and windows. It takes a name only, where PySpark also takes a Column: for a Column, use `Column.desc()`.
+def desc(col: ColumnOrName) -> Column:
+    """The sort order of `col` (a Column or a column name), descending with nulls last (Spark's default), for `orderBy`
+    and windows.
 
     >>> df.orderBy(F.desc("age")).collect()
     [Row(age=5, name='Bob'), Row(age=2, name='Alice')]
+    >>> df.orderBy(F.desc(F.length("name"))).first().name
+    'Alice'
     """
-    return col(name).desc()
+    return _column(col).desc()
 
 
-def asc_nulls_first(name: str) -> Column:
-    """The sort order of the column named `name`, ascending, nulls before every value (what `asc` does too).
+def asc_nulls_first(col: ColumnOrName) -> Column:
+    """The sort order of `col` (a Column or a column name), ascending, nulls before every value (what `asc` does too).
 
     >>> spark.createDataFrame([(1,), (None,), (3,)], "v int").orderBy(F.asc_nulls_first("v")).collect()
     [Row(v=None), Row(v=1), Row(v=3)]
     """
-    return col(name).asc_nulls_first()
+    return _column(col).asc_nulls_first()
 
 
-def asc_nulls_last(name: str) -> Column:
-    """The sort order of the column named `name`, ascending, nulls after every value.
+def asc_nulls_last(col: ColumnOrName) -> Column:
+    """The sort order of `col` (a Column or a column name), ascending, nulls after every value.
 
     >>> spark.createDataFrame([(1,), (None,), (3,)], "v int").orderBy(F.asc_nulls_last("v")).collect()
     [Row(v=1), Row(v=3), Row(v=None)]
     """
-    return col(name).asc_nulls_last()
+    return _column(col).asc_nulls_last()
 
 
-def desc_nulls_first(name: str) -> Column:
-    """The sort order of the column named `name`, descending, nulls before every value.
+def desc_nulls_first(col: ColumnOrName) -> Column:
+    """The sort order of `col` (a Column or a column name), descending, nulls before every value.
 
     >>> spark.createDataFrame([(1,), (None,), (3,)], "v int").orderBy(F.desc_nulls_first("v")).collect()
     [Row(v=None), Row(v=3), Row(v=1)]
     """
-    return col(name).desc_nulls_first()
+    return _column(col).desc_nulls_first()
 
 
-def desc_nulls_last(name: str) -> Column:
-    """The sort order of the column named `name`, descending, nulls after every value (what `desc` does too).
+def desc_nulls_last(col: ColumnOrName) -> Column:
+    """The sort order of `col` (a Column or a column name), descending, nulls after every value (what `desc` does too).
 
     >>> spark.createDataFrame([(1,), (None,), (3,)], "v int").orderBy(F.desc_nulls_last("v")).collect()
     [Row(v=3), Row(v=1), Row(v=None)]
     """
-    return col(name).desc_nulls_last()
+    return _column(col).desc_nulls_last()
 
 
 def broadcast(df: Any) -> Any:

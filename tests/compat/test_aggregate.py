@@ -305,3 +305,10 @@ def test_median_is_exact_and_interpolates_between_the_middle_values():
                 .unionByName(ints.groupBy("k").agg(F.median("n").alias("m")).withColumn("k", F.col("k") + 10))
                 .unionByName(df.agg(F.median("v").alias("m")).withColumn("k", F.lit(99))))
     assert_same(program)
+
+
+def test_every_and_some_name_their_columns_as_spark_does():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([(1, True), (1, False), (2, True), (2, None)], "k int, b boolean")
+        return df.groupBy("k").agg(F.every("b"), F.some("b"), F.bool_and("b"), F.bool_or("b"))
+    assert_same(program)

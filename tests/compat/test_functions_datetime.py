@@ -110,3 +110,28 @@ def test_year_month_day_of_timestamps_near_midnight_utc():
                                    "ts timestamp")
         return df.select("ts", F.year("ts"), F.month("ts"), F.dayofmonth("ts"), F.to_date("ts").alias("d"))
     assert_same(program)
+
+
+@pytest.mark.parametrize("call", ["to_timestamp_pattern", "unix_timestamp", "to_unix_timestamp", "to_date_pattern"])
+def test_text_a_pattern_cannot_read_raises_under_ansi(call):
+    from quiver.engine.core.errors import DateTimeException
+
+    from .harness import assert_both_raise
+
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([("2024-01-02 03:04:05",), ("abc",)], "s string")
+        column = {"to_timestamp_pattern": lambda: F.to_timestamp("s", "yyyy-MM-dd HH:mm:ss"),
+                  "unix_timestamp": lambda: F.unix_timestamp("s"),
+                  "to_unix_timestamp": lambda: F.to_unix_timestamp("s"),
+                  "to_date_pattern": lambda: F.to_date("s", "yyyy-MM-dd HH:mm:ss")}[call]()
+        return df.select(column)
+    error = assert_both_raise(program, DateTimeException, match=["CANNOT_PARSE_TIMESTAMP", "'abc'"])
+    assert error.getCondition() == "CANNOT_PARSE_TIMESTAMP"
+
+
+def test_text_a_pattern_cannot_read_is_null_without_ansi():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([("2024-01-02 03:04:05",), ("abc",), (None,)], "s string")
+        return df.select(F.to_timestamp("s", "yyyy-MM-dd HH:mm:ss").alias("t"), F.unix_timestamp("s").alias("u"),
+                         F.to_date("s", "yyyy-MM-dd HH:mm:ss").alias("d"))
+    assert_same(program, conf={"spark.sql.ansi.enabled": False}, shuffle_partitions=(1,))

@@ -217,29 +217,43 @@ def median(c: Any) -> Column:
 
 
 def bool_and(c: Any) -> Column:
-    """Whether every non-null value is true; null where every value is null. `every` is the same function under its
-    other name (its column is named `bool_and(...)`, where Spark names it `every(...)`).
+    """Whether every non-null value is true; null where every value is null. `every` is the same aggregate under
+    its other name, which names its column.
 
     >>> b = spark.createDataFrame([(True,), (False,), (None,)], "b boolean")
     >>> b.agg(F.bool_and("b"), F.every("b")).collect()
-    [Row(bool_and(b)=False, bool_and(b)=False)]
+    [Row(bool_and(b)=False, every(b)=False)]
     """
     return _agg("bool_and", c)
 
 
 def bool_or(c: Any) -> Column:
-    """Whether any non-null value is true; null where every value is null. `some` is the same function under its
-    other name (its column is named `bool_or(...)`, where Spark names it `some(...)`).
+    """Whether any non-null value is true; null where every value is null. `some` is the same aggregate under its
+    other name, which names its column.
 
     >>> b = spark.createDataFrame([(True,), (False,), (None,)], "b boolean")
     >>> b.agg(F.bool_or("b"), F.some("b")).collect()
-    [Row(bool_or(b)=True, bool_or(b)=True)]
+    [Row(bool_or(b)=True, some(b)=True)]
     """
     return _agg("bool_or", c)
 
 
-every = bool_and
-some = bool_or
+def every(c: Any) -> Column:
+    """`bool_and` under Spark's other name: whether every non-null value is true; the column is `every(...)`.
+
+    >>> spark.createDataFrame([(True,), (None,)], "b boolean").agg(F.every("b")).collect()
+    [Row(every(b)=True)]
+    """
+    return _agg("bool_and", c, display="every")
+
+
+def some(c: Any) -> Column:
+    """`bool_or` under Spark's other name: whether any non-null value is true; the column is `some(...)`.
+
+    >>> spark.createDataFrame([(False,), (None,)], "b boolean").agg(F.some("b")).collect()
+    [Row(some(b)=False)]
+    """
+    return _agg("bool_or", c, display="some")
 
 
 def countDistinct(c: Any, *cols: Any) -> Column:

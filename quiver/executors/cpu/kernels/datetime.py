@@ -182,7 +182,20 @@ def to_date(args: list[Value], rt: T.DataType) -> Value:
     fmt = constant(args[1], "to_date", "format")
     if fmt is None:
         return all_null(len(value), T.DateType())
-    return dtf.parse_with_pattern(value, fmt, "to_date").cast(pa.date32())
+    return _parsed_or_raise(value, dtf.parse_with_pattern(value, fmt, "to_date"), fmt).cast(pa.date32())
+
+
+def _parsed_or_raise(text: pa.Array, parsed: pa.Array, pattern: str) -> pa.Array:
+    """`parsed`, the values of `text` read with `pattern`; under ANSI mode (outside the try_ forms) the first text
+    that did not parse raises Spark's CANNOT_PARSE_TIMESTAMP instead of becoming null."""
+    if not ansi_enabled() or parsed.null_count == text.null_count:
+        return parsed
+    failed = pc.and_(pc.is_valid(text), pc.is_null(parsed))
+    bad = text.filter(failed)[0].as_py()
+    raise DateTimeException(
+        "CANNOT_PARSE_TIMESTAMP",
+        f"Text {bad!r} could not be parsed with the pattern {pattern!r}. Use `try_to_timestamp` to tolerate "
+        "invalid input string and return NULL instead.", "22007", {"message": f"Text {bad!r} could not be parsed"})
 
 
 @kernel("to_timestamp", "to_timestamp_ntz")
@@ -195,7 +208,7 @@ def to_timestamp(args: list[Value], rt: T.DataType) -> Value:
     fmt = constant(args[1], "to_timestamp", "format")
     if fmt is None:
         return all_null(len(value), T.TimestampType())
-    return dtf.parse_with_pattern(value, fmt, "to_timestamp")
+    return _parsed_or_raise(value, dtf.parse_with_pattern(value, fmt, "to_timestamp"), fmt)
 
 
 @kernel("date_format")
@@ -230,7 +243,7 @@ def unix_timestamp(args: list[Value], rt: T.DataType) -> Value:
         fmt = "yyyy-MM-dd HH:mm:ss" if len(args) < 2 else constant(args[1], "unix_timestamp", "format")
         if fmt is None:
             return all_null(len(value), T.LongType())
-        value = dtf.parse_with_pattern(value, fmt, "unix_timestamp")
+        value = _parsed_or_raise(value, dtf.parse_with_pattern(value, fmt, "unix_timestamp"), fmt)
     return _epoch_seconds(_as_timestamp(value))
 
 

@@ -86,3 +86,12 @@ def test_split_lpad_regexp_extract_initcap():
             "id", F.split("t", "-").alias("parts"), F.lpad(F.col("id").cast("string"), 4, "0").alias("padded"),
             F.regexp_extract("email", r"@(\w+)\.", 1).alias("domain"), F.initcap("s").alias("title"))
     assert_same(program)
+
+
+def test_trim_functions_take_a_column_of_characters_per_row():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([("xxhixx", "x"), ("--a-b--", "-"), ("abcba", "ab"), ("keep", ""), (None, "x"),
+                                    ("yy", None)], "s string, t string")
+        return df.select(F.trim("s", F.col("t")).alias("both"), F.ltrim("s", F.col("t")).alias("left"),
+                         F.rtrim("s", F.col("t")).alias("right"), F.btrim("s", "t").alias("b"))
+    assert_same(program)

@@ -52,8 +52,8 @@ def trim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
 
 
 def ltrim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
-    """Strip spaces (or the characters of `trim`) from the start of the string. `trim` must be a literal
-    (`F.lit("x")`); a column of per-row trim strings, which Spark allows, fails when the job runs.
+    """Strip spaces (or the characters of `trim`, a literal such as `F.lit("x")` or a column of them per row) from
+    the start of the string.
 
     >>> spark.createDataFrame([("  hi  ",)], ["s"]).select(F.ltrim("s").alias("t")).collect()
     [Row(t='hi  ')]
@@ -64,8 +64,8 @@ def ltrim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
 
 
 def rtrim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
-    """Strip spaces (or the characters of `trim`) from the end of the string. `trim` must be a literal
-    (`F.lit("x")`); a column of per-row trim strings, which Spark allows, fails when the job runs.
+    """Strip spaces (or the characters of `trim`, a literal such as `F.lit("x")` or a column of them per row) from
+    the end of the string.
 
     >>> spark.createDataFrame([("  hi  ",)], ["s"]).select(F.rtrim("s").alias("t")).collect()
     [Row(t='  hi')]
@@ -76,9 +76,8 @@ def rtrim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
 
 
 def btrim(str: ColumnOrName, trim: ColumnOrName | None = None) -> Column:  # noqa: A002
-    """Strip spaces (or the characters of `trim`) from both ends of the string: `trim` under Spark SQL's other name.
-    `trim` must be a literal (`F.lit("x")`); a column of per-row trim strings, which Spark allows, fails when the
-    job runs.
+    """Strip spaces (or the characters of `trim`, a literal or a column of them per row) from both ends of the
+    string: `trim` under Spark SQL's other name.
 
     >>> spark.createDataFrame([("  hi  ",)], ["s"]).select(F.btrim("s")).collect()
     [Row(btrim(s)='hi')]

@@ -17,10 +17,8 @@ from quiver.engine.core import types as T
 from quiver.engine.core.errors import QuiverError
 from quiver.executors.cpu.kernels.registry import (
     Value,
-    all_null,
     as_array,
     as_pylists,
-    constant,
     kernel,
     list_offsets,
     list_values,
@@ -115,14 +113,15 @@ def initcap(args: list[Value], rt: T.DataType) -> Value:
 # ---------------------------------------------------------------- trimming, length, slicing
 
 def _trim_kernel(arrow_fn: Callable, function: str) -> Callable:
+    def strip(data: list[pa.Array], chars: list[Any]) -> pa.Array:
+        return data[0] if chars[0] == "" else arrow_fn(data[0], characters=chars[0])
+
     def trim(args: list[Value], rt: T.DataType) -> Value:
-        chars = " " if len(args) == 1 else constant(args[1], function, "trim string")
-        if chars is None:
-            return all_null(len(args[0]), rt)
-        if chars == "":
-            return args[0]
-        return arrow_fn(args[0], characters=chars)
-    trim.__doc__ = f"{function}: strip spaces (only ' ', as Spark) or the given characters."
+        if len(args) == 1:
+            return arrow_fn(args[0], characters=" ")
+        # The characters may differ per row (a column): each distinct set strips its rows at once.
+        return per_constant([args[0]], [args[1]], strip, rt.to_arrow())
+    trim.__doc__ = f"{function}: strip spaces (only ' ', as Spark) or the given characters (a value or a column)."
     return trim
 
 

@@ -57,7 +57,11 @@ def python_literal(value: Any) -> Literal:
 
 
 def lit(value: Any) -> Column:
-    """A literal column, as `F.lit`."""
+    """A literal column, as `F.lit`.
+
+    >>> df.select(F.lit(1).alias("one"), F.lit("x").alias("x")).collect()
+    [Row(one=1, x='x'), Row(one=1, x='x')]
+    """
     if isinstance(value, Column):
         return value
     return Column(python_literal(value))
@@ -68,7 +72,11 @@ def _type(value: T.DataType | str) -> T.DataType:
 
 
 class Column:
-    """An expression over the columns of a DataFrame; immutable, combined with operators."""
+    """An expression over the columns of a DataFrame; immutable, combined with operators.
+
+    >>> df.select((df.age + 1).alias("next")).collect()
+    [Row(next=3), Row(next=6)]
+    """
 
     __slots__ = ("expr",)
 

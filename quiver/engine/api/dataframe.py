@@ -65,7 +65,11 @@ _MISSING = object()
 
 
 class DataFrame:
-    """A distributed collection of rows with named, typed columns."""
+    """A distributed collection of rows with named, typed columns.
+
+    >>> df.filter(df.age > 3).collect()
+    [Row(age=5, name='Bob')]
+    """
 
     def __init__(self, session: Session, plan: L.LogicalPlan):
         self._session = session
@@ -1264,7 +1268,11 @@ def _null_or_nan(e: Expr) -> Expr:
 
 
 class DataFrameNaFunctions:
-    """`df.na`: fill, drop."""
+    """`df.na`: fill, drop.
+
+    >>> spark.createDataFrame([(1,), (None,)], "v int").na.fill(0).collect()
+    [Row(v=1), Row(v=0)]
+    """
 
     def __init__(self, df: DataFrame):
         self._df = df

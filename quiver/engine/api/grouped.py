@@ -21,7 +21,11 @@ _DICT_FUNCTIONS = {
 
 
 class GroupedData(PySparkMembers):
-    """Grouping keys waiting for aggregates."""
+    """Grouping keys waiting for aggregates.
+
+    >>> df.groupBy("name").count().orderBy("name").collect()
+    [Row(name='Alice', count=1), Row(name='Bob', count=1)]
+    """
 
     _pyspark_name = "GroupedData"
 

@@ -31,7 +31,11 @@ TEXT_FORMATS = ("csv", "json")
 
 
 class DataFrameReader(PySparkMembers):
-    """Builds a file `Source` from a format, options and an optional schema, as `spark.read` does."""
+    """Builds a file `Source` from a format, options and an optional schema, as `spark.read` does.
+
+    >>> spark.read.format("csv").option("header", "true") is not None
+    True
+    """
 
     _pyspark_name = "DataFrameReader"
 
@@ -219,7 +223,11 @@ def _path_list(paths: Sequence[Any]) -> PathArg:
 
 
 class DataFrameWriter(PySparkMembers):
-    """Builds a file `Sink` from a format, save mode, options and partition columns, as `df.write` does."""
+    """Builds a file `Sink` from a format, save mode, options and partition columns, as `df.write` does.
+
+    >>> df.write.mode("overwrite").format("parquet") is not None
+    True
+    """
 
     _pyspark_name = "DataFrameWriter"
 

@@ -112,7 +112,11 @@ def sample_by(df: DataFrame, col: Any, fractions: dict, seed: Any = None) -> Dat
 
 
 class DataFrameStatFunctions:
-    """`df.stat`: statistics of a DataFrame's columns, as PySpark's DataFrameStatFunctions."""
+    """`df.stat`: statistics of a DataFrame's columns, as PySpark's DataFrameStatFunctions.
+
+    >>> df.stat.corr("age", "age")
+    1.0
+    """
 
     def __init__(self, df: DataFrame):
         self.df = df
@@ -143,7 +147,11 @@ class DataFrameStatFunctions:
         return n, sums[0], sums[1], sums[2]
 
     def corr(self, col1: str, col2: str, method: str | None = None) -> float:
-        """Pearson correlation of two numeric columns (rows where either is null are skipped)."""
+        """Pearson correlation of two numeric columns (rows where either is null are skipped).
+
+        >>> round(spark.createDataFrame([(1, 2), (2, 4), (3, 7)], ["x", "y"]).stat.corr("x", "y"), 6)
+        0.993399
+        """
         if method not in (None, "pearson"):
             raise AnalysisException(f"corr(): only the pearson method is supported, got {method!r}")
         self._numeric(col1, "corr")
@@ -154,7 +162,11 @@ class DataFrameStatFunctions:
         return sxy / math.sqrt(sxx * syy)
 
     def cov(self, col1: str, col2: str) -> float:
-        """Sample covariance of two numeric columns."""
+        """Sample covariance of two numeric columns.
+
+        >>> spark.createDataFrame([(1, 2), (2, 4), (3, 7)], ["x", "y"]).stat.cov("x", "y")
+        2.5
+        """
         self._numeric(col1, "cov")
         self._numeric(col2, "cov")
         n, sxy, _, _ = self._centered_sums(col1, col2)
@@ -163,7 +175,12 @@ class DataFrameStatFunctions:
         return sxy / (n - 1)
 
     def crosstab(self, col1: str, col2: str) -> DataFrame:
-        """A contingency table: one row per value of col1, one bigint column per value of col2."""
+        """A contingency table: one row per value of col1, one bigint column per value of col2.
+
+        >>> frame = spark.createDataFrame([(1, "a"), (1, "b"), (2, "a")], ["k", "v"])
+        >>> frame.stat.crosstab("k", "v").orderBy("k_v").collect()
+        [Row(k_v='1', a=1, b=1), Row(k_v='2', a=1, b=0)]
+        """
         counts = self.df.groupBy(F.col(col1).cast("string").alias("a"), F.col(col2).cast("string").alias("b")).count()
         table: dict[Any, dict[str, int]] = {}
         seen: set[str] = set()
@@ -182,6 +199,9 @@ class DataFrameStatFunctions:
 
         Exact counts, so the arrays hold exactly the frequent items; Spark's one-pass sketch may also
         return some infrequent ones, and orders them its own way.
+
+        >>> spark.createDataFrame([(1,), (1,), (2,)], ["v"]).stat.freqItems(["v"], 0.6).collect()
+        [Row(v_freqItems=[1])]
         """
         support = 0.01 if support is None else float(support)
         if not 1e-4 <= support <= 1:
@@ -201,7 +221,11 @@ class DataFrameStatFunctions:
 
     def approxQuantile(self, col: str | Sequence[str], probabilities: Sequence[float],  # noqa: N802
                        relativeError: float) -> list:  # noqa: N803
-        """Quantiles of numeric columns (nulls and NaN skipped); exact ranks, which are within any relativeError."""
+        """Quantiles of numeric columns (nulls and NaN skipped); exact ranks, which are within any relativeError.
+
+        >>> spark.range(1, 101).stat.approxQuantile("id", [0.25, 0.5], 0.0)
+        [25.0, 50.0]
+        """
         if relativeError < 0:
             raise AnalysisException(f"approxQuantile(): relativeError must be at least 0, got {relativeError}")
         for p in probabilities:

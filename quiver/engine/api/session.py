@@ -43,7 +43,11 @@ _lock = threading.RLock()
 
 
 class _Builder:
-    """`Session.builder`: collects master, app name and conf, then returns the session."""
+    """`Session.builder`: collects master, app name and conf, then returns the session.
+
+    >>> quiver.Session.builder.getOrCreate() is spark
+    True
+    """
 
     def __init__(self) -> None:
         self._options: dict[str, Any] = {}
@@ -125,7 +129,11 @@ class _BuilderDescriptor:
 
 
 class SparkContextShim(PySparkMembers):
-    """The few `spark.sparkContext` members PySpark programs touch on a local session."""
+    """The few `spark.sparkContext` members PySpark programs touch on a local session.
+
+    >>> spark.sparkContext.master
+    'local[2]'
+    """
 
     _pyspark_name = "SparkContext"
 
@@ -322,7 +330,11 @@ def set_submit_defaults(master: str | None, conf: dict[str, Any]) -> None:
 
 
 class Session(PySparkMembers):
-    """A Quiver session; use `Session.builder...getOrCreate()`."""
+    """A Quiver session; use `Session.builder...getOrCreate()`.
+
+    >>> spark.range(3).count()
+    3
+    """
 
     builder = _BuilderDescriptor()
     _active: Session | None = None
@@ -465,29 +477,60 @@ class Session(PySparkMembers):
         self._context.scheduler.jobs.local.tags.add(check_tag(tag))
 
     def removeTag(self, tag: str) -> None:
-        """Stop tagging this thread's operations with `tag` (nothing if it was not added)."""
+        """Stop tagging this thread's operations with `tag` (nothing if it was not added).
+
+        >>> spark.addTag("etl")
+        >>> spark.removeTag("etl")
+        >>> "etl" in spark.getTags()
+        False
+        """
         self._context.scheduler.jobs.local.tags.discard(check_tag(tag))
 
     def getTags(self) -> set[str]:
-        """The tags this thread's operations get."""
+        """The tags this thread's operations get.
+
+        >>> spark.clearTags()
+        >>> spark.addTag("nightly")
+        >>> spark.getTags()
+        {'nightly'}
+        >>> spark.clearTags()
+        """
         return set(self._context.scheduler.jobs.local.tags)
 
     def clearTags(self) -> None:
-        """Clear this thread's operation tags."""
+        """Clear this thread's operation tags.
+
+        >>> spark.addTag("a")
+        >>> spark.clearTags()
+        >>> spark.getTags()
+        set()
+        """
         self._context.scheduler.jobs.local.tags.clear()
 
     def interruptTag(self, tag: str) -> list[str]:
         """Cancel the running operations tagged `tag`; their ids. Each raises `JobCancelledError` in the
-        thread that started it; a Python UDF they were running is stopped (its worker process killed)."""
+        thread that started it; a Python UDF they were running is stopped (its worker process killed).
+
+        >>> spark.interruptTag("nothing-runs-under-this-tag")
+        []
+        """
         return self._context.scheduler.jobs.cancel_tag(check_tag(tag))
 
     def interruptAll(self) -> list[str]:
-        """Cancel every running operation of this session; their ids."""
+        """Cancel every running operation of this session; their ids.
+
+        >>> spark.interruptAll()
+        []
+        """
         return self._context.scheduler.jobs.cancel_all()
 
     def interruptOperation(self, op_id: str) -> list[str]:
         """Cancel the running operation `op_id` (a job id, as `interruptAll` returns them); a list of it,
-        or empty if it is not running."""
+        or empty if it is not running.
+
+        >>> spark.interruptOperation("no-such-job")
+        []
+        """
         try:
             job_id = int(op_id)
         except ValueError:
@@ -648,7 +691,14 @@ class Session(PySparkMembers):
 
 
 class Catalog(PySparkMembers):
-    """`spark.catalog`: the session's temp views and their caching."""
+    """`spark.catalog`: the session's temp views and their caching.
+
+    >>> df.createOrReplaceTempView("people")
+    >>> spark.catalog.tableExists("people")
+    True
+    >>> spark.catalog.dropTempView("people")
+    True
+    """
 
     _pyspark_name = "Catalog"
 

@@ -43,7 +43,11 @@ class PythonEvalType:
 
 
 class PandasUDFType:
-    """`functionType` values of `pandas_udf`, as `pyspark.sql.functions.PandasUDFType`."""
+    """`functionType` values of `pandas_udf`, as `pyspark.sql.functions.PandasUDFType`.
+
+    >>> F.PandasUDFType.SCALAR
+    200
+    """
 
     SCALAR = PythonEvalType.SQL_SCALAR_PANDAS_UDF
     SCALAR_ITER = PythonEvalType.SQL_SCALAR_PANDAS_ITER_UDF
@@ -68,6 +72,10 @@ class UserDefinedFunction:
     """A Python function with a declared result type; calling it on columns gives a Column.
 
     `func`, `returnType`, `evalType`, `deterministic` and `asNondeterministic()` are PySpark's names.
+
+    >>> shout = F.udf(lambda s: s.upper() + "!", "string")
+    >>> df.select(shout("name").alias("s")).collect()
+    [Row(s='ALICE!'), Row(s='BOB!')]
     """
 
     def __init__(self, func: Callable, returnType: T.DataType | str = T.StringType(), name: str | None = None,
@@ -118,17 +126,32 @@ class UserDefinedFunction:
         return Column(self.call(tuple(to_expr(c) for c in cols)))
 
     def call(self, args: tuple[Expr, ...]) -> PythonUDF:
-        """The expression of this function applied to `args` (what calling it on columns wraps)."""
+        """The expression of this function applied to `args` (what calling it on columns wraps).
+
+        >>> inc = F.udf(lambda x: x + 1, "int")
+        >>> df.select(quiver.Column(inc.call((F.col("age").expr,))).alias("n")).collect()
+        [Row(n=3), Row(n=6)]
+        """
         return PythonUDF(self._name, self, self._return_type, args, self.kind, self.deterministic)
 
     def asNondeterministic(self) -> UserDefinedFunction:
         """Mark the function nondeterministic (as PySpark, in place): calls are then never moved,
-        duplicated or merged by the optimizer."""
+        duplicated or merged by the optimizer.
+
+        >>> f = F.udf(lambda x: x, "int").asNondeterministic()
+        >>> f.deterministic
+        False
+        """
         self.deterministic = False
         return self
 
     def renamed(self, name: str) -> UserDefinedFunction:
-        """The same function under another name (what `spark.udf.register(name, udf)` returns)."""
+        """The same function under another name (what `spark.udf.register(name, udf)` returns).
+
+        >>> inc = F.udf(lambda x: x + 1, "int")
+        >>> df.select(inc.renamed("inc")("age")).collect()
+        [Row(inc(age)=3), Row(inc(age)=6)]
+        """
         out = UserDefinedFunction(self.func, self._return_type, name, self.kind, self.deterministic)
         if self.kind == NUMBA:
             out._kernels = self._kernels
@@ -138,16 +161,37 @@ class UserDefinedFunction:
 
     @property
     def compilations(self) -> int:
-        """How many argument signatures numba compiled this function for (numba UDFs only)."""
+        """How many argument signatures numba compiled this function for (numba UDFs only).
+
+        >>> f = F.udf(lambda x: x + 1.0, "double", engine="numba")
+        >>> float(f.compiled("float64")(1.5))
+        2.5
+        >>> f.compilations
+        1
+        """
         return self._numba().compilations
 
     def compiled(self, *arg_types: Any) -> Callable:
-        """The numba ufunc for these argument dtypes, compiled on first use and cached."""
+        """The numba ufunc for these argument dtypes, compiled on first use and cached.
+
+        >>> import numpy as np
+        >>> f = F.udf(lambda x: x * 2.0, "double", engine="numba")
+        >>> f.compiled("float64")(np.array([1.0, 2.5]))
+        array([2., 5.])
+        """
         return self._numba().vectorized(arg_types)
 
     def cuda_kernel(self, *arg_types: Any) -> Any:
         """The elementwise numba.cuda kernel for these argument dtypes (compiled once; needs
-        `numba.cuda.is_available()`, which the CUDA simulator, NUMBA_ENABLE_CUDASIM=1, also gives)."""
+        `numba.cuda.is_available()`, which the CUDA simulator, NUMBA_ENABLE_CUDASIM=1, also gives).
+
+        >>> import numpy as np
+        >>> from numba import cuda
+        >>> f = F.udf(lambda x: x + 1.0, "double", engine="numba")
+        >>> kernel = f.cuda_kernel("float64") if cuda.is_available() else None
+        >>> kernel is None or kernel(np.array([1.0, 2.0])).tolist() == [2.0, 3.0]
+        True
+        """
         return self._numba().cuda(arg_types)
 
     def _numba(self) -> Any:
@@ -163,6 +207,12 @@ def udf(f: Callable | T.DataType | str | None = None, returnType: T.DataType | s
 
     The default engine calls `f` once per row on Python values (None for null), as PySpark does;
     `engine="numba"` compiles `f` (numbers in, a number out) and runs it over whole columns.
+
+    >>> @F.udf("int")
+    ... def double(x):
+    ...     return x * 2
+    >>> df.select(double("age").alias("d")).collect()
+    [Row(d=4), Row(d=10)]
     """
     engine = (engine or "python").lower()
     if engine not in ENGINES:
@@ -183,7 +233,14 @@ def pandas_udf(f: Callable | T.DataType | str | None = None, returnType: T.DataT
                functionType: int | None = None) -> Any:
     """A vectorized UDF: `f` takes pandas Series (one per argument) and returns a Series of the same
     length; `Iterator[pd.Series] -> Iterator[pd.Series]` is also accepted. As a decorator:
-    `@pandas_udf("double")`, `@pandas_udf(returnType=T.DoubleType())`."""
+    `@pandas_udf("double")`, `@pandas_udf(returnType=T.DoubleType())`.
+
+    >>> @F.pandas_udf("long")
+    ... def plus_one(s):
+    ...     return s + 1
+    >>> df.select(plus_one("age").alias("p")).collect()
+    [Row(p=3), Row(p=6)]
+    """
     if f is None or isinstance(f, (T.DataType, str)):
         declared = returnType if f is None else f
         if f is not None and isinstance(returnType, int) and functionType is None:
@@ -251,14 +308,27 @@ def _is_pandas_hint(hint: Any) -> bool:
 
 
 class UDFRegistration:
-    """`spark.udf`: `register(name, f, returnType)` makes a Python function callable from SQL."""
+    """`spark.udf`: `register(name, f, returnType)` makes a Python function callable from SQL.
+
+    >>> spark.udf.register("plus_one", lambda x: x + 1, "int") is not None
+    True
+    >>> spark.sql("SELECT plus_one(41) AS v").collect()
+    [Row(v=42)]
+    """
 
     def __init__(self, catalog: SessionCatalog):
         self._catalog = catalog
 
     def register(self, name: str, f: Callable | UserDefinedFunction,
                  returnType: T.DataType | str | None = None) -> UserDefinedFunction:
-        """Register `f` (a function, or a UDF made by udf/pandas_udf) as `name`; returns the UDF."""
+        """Register `f` (a function, or a UDF made by udf/pandas_udf) as `name`; returns the UDF.
+
+        >>> twice = spark.udf.register("twice", lambda x: x * 2, "int")
+        >>> spark.sql("SELECT twice(21) AS v").collect()
+        [Row(v=42)]
+        >>> df.select(twice("age").alias("t")).collect()
+        [Row(t=4), Row(t=10)]
+        """
         if isinstance(f, UserDefinedFunction):
             if returnType is not None:
                 raise TypeError(f"register({name!r}, ...): the return type comes from the UDF itself "

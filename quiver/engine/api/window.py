@@ -17,7 +17,12 @@ def _flatten(cols: tuple) -> list:
 
 @dataclass(frozen=True)
 class WindowSpec(WindowDefinition):
-    """An immutable window definition (`Column.over` takes one); each builder call returns a new spec."""
+    """An immutable window definition (`Column.over` takes one); each builder call returns a new spec.
+
+    >>> w = Window.partitionBy("name").orderBy("age")
+    >>> df.select("name", F.rank().over(w).alias("r")).orderBy("name").collect()
+    [Row(name='Alice', r=1), Row(name='Bob', r=1)]
+    """
 
     def partitionBy(self, *cols: Any) -> WindowSpec:
         """This spec with the window's partitioning columns (names or Columns) replaced by `cols`.
@@ -72,7 +77,12 @@ def _bound(v: int) -> int:
 
 
 class Window:
-    """Entry points to build a WindowSpec: `Window.partitionBy("k").orderBy("t")`."""
+    """Entry points to build a WindowSpec: `Window.partitionBy("k").orderBy("t")`.
+
+    >>> w = Window.orderBy("age")
+    >>> df.select("name", F.row_number().over(w).alias("n")).collect()
+    [Row(name='Alice', n=1), Row(name='Bob', n=2)]
+    """
 
     unboundedPreceding = UNBOUNDED_PRECEDING
     unboundedFollowing = UNBOUNDED_FOLLOWING

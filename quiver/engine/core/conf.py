@@ -347,7 +347,11 @@ _VALIDATORS = {
 
 
 class RuntimeConfig:
-    """`spark.conf`: get/set/unset of string values, validated on set."""
+    """`spark.conf`: get/set/unset of string values, validated on set.
+
+    >>> spark.conf.isModifiable("spark.sql.shuffle.partitions")
+    True
+    """
 
     def __init__(self, initial: dict[str, Any] | None = None):
         self._values: dict[str, str] = {}

@@ -14,7 +14,12 @@ def _agg(name: str, c: Any, display: str | None = None, **kw: Any) -> Column:
 
 
 def count(c: Any) -> Column:
-    """count(*) / count(1) count rows; count(col) counts non-null values."""
+    """count(*) / count(1) count rows; count(col) counts non-null values.
+
+    >>> frame = spark.createDataFrame([(1,), (None,)], "v int")
+    >>> frame.select(F.count("*").alias("rows"), F.count("v").alias("vs")).collect()
+    [Row(rows=2, vs=1)]
+    """
     if isinstance(c, str) and c == "*":
         return Column(AggregateFunction("count", ()))
     if isinstance(c, Column) and isinstance(c.expr, UnresolvedStar):
@@ -66,7 +71,11 @@ def try_sum(col: ColumnOrName) -> Column:
 
 
 def try_avg(col: ColumnOrName) -> Column:
-    """avg, but NULL where the sum behind it overflows."""
+    """avg, but NULL where the sum behind it overflows.
+
+    >>> df.select(F.try_avg("age")).collect()
+    [Row(try_avg(age)=3.5)]
+    """
     return _agg("avg", col, display="try_avg", is_try=True)
 
 
@@ -294,12 +303,20 @@ def approx_count_distinct(c: Any, rsd: float | None = None) -> Column:
 
 
 def grouping(col: ColumnOrName) -> Column:
-    """1 where `col` is aggregated away in this row's grouping set (rollup, cube), else 0."""
+    """1 where `col` is aggregated away in this row's grouping set (rollup, cube), else 0.
+
+    >>> df.rollup("name").agg(F.grouping("name").alias("g"), F.sum("age").alias("s")).orderBy("g", "name").collect()
+    [Row(name='Alice', g=0, s=2), Row(name='Bob', g=0, s=5), Row(name=None, g=1, s=7)]
+    """
     return call("grouping", to_expr(col))
 
 
 def grouping_id(*cols: ColumnOrName) -> Column:
-    """The grouping() bits of the grouping columns (or of `cols`), first column highest."""
+    """The grouping() bits of the grouping columns (or of `cols`), first column highest.
+
+    >>> df.cube("name").agg(F.grouping_id().alias("g")).orderBy("g", "name").collect()
+    [Row(name='Alice', g=0), Row(name='Bob', g=0), Row(name=None, g=1)]
+    """
     return call("grouping_id", *column_args("grouping_id", cols))
 
 

@@ -23,17 +23,29 @@ def _many(cols: tuple) -> tuple:
 # ---------------------------------------------------------------- constructors
 
 def array(*cols: ColumnOrName) -> Column:
-    """An array of the arguments (their common type), one per row."""
+    """An array of the arguments (their common type), one per row.
+
+    >>> df.select(F.array("age", F.lit(0)).alias("a")).collect()
+    [Row(a=[2, 0]), Row(a=[5, 0])]
+    """
     return call("array", *_many(cols))
 
 
 def struct(*cols: ColumnOrName) -> Column:
-    """A struct whose fields are named after the columns (or their aliases)."""
+    """A struct whose fields are named after the columns (or their aliases).
+
+    >>> df.select(F.struct("name", "age").alias("s")).collect()
+    [Row(s=Row(name='Alice', age=2)), Row(s=Row(name='Bob', age=5))]
+    """
     return Column(struct_call(_many(cols)))
 
 
 def named_struct(*cols: Any) -> Column:
-    """named_struct(name1, value1, ...): names are literals (or lit columns)."""
+    """named_struct(name1, value1, ...): names are literals (or lit columns).
+
+    >>> df.select(F.named_struct(F.lit("n"), "name").alias("s")).collect()
+    [Row(s=Row(n='Alice')), Row(s=Row(n='Bob'))]
+    """
     args = []
     for i, c in enumerate(cols):
         args.append(literal_expr(c) if i % 2 == 0 and not isinstance(c, Column) else to_expr(c))
@@ -41,7 +53,11 @@ def named_struct(*cols: Any) -> Column:
 
 
 def create_map(*cols: ColumnOrName) -> Column:
-    """map(k1, v1, k2, v2, ...): one map per row."""
+    """map(k1, v1, k2, v2, ...): one map per row.
+
+    >>> df.select(F.create_map("name", "age").alias("m")).collect()
+    [Row(m={'Alice': 2}), Row(m={'Bob': 5})]
+    """
     return call("map", *_many(cols))
 
 
@@ -66,7 +82,11 @@ def array_repeat(col: ColumnOrName, count: ColumnOrName | int) -> Column:
 
 
 def sequence(start: ColumnOrName, stop: ColumnOrName, step: ColumnOrName | None = None) -> Column:
-    """Integers from start to stop inclusive, by step (default 1, or -1 counting down)."""
+    """Integers from start to stop inclusive, by step (default 1, or -1 counting down).
+
+    >>> spark.range(1).select(F.sequence(F.lit(1), F.lit(4)).alias("s")).collect()
+    [Row(s=[1, 2, 3, 4])]
+    """
     args = (to_expr(start), to_expr(stop)) + (() if step is None else (to_expr(step),))
     return call("sequence", *args)
 
@@ -74,7 +94,12 @@ def sequence(start: ColumnOrName, stop: ColumnOrName, step: ColumnOrName | None 
 # ---------------------------------------------------------------- access
 
 def element_at(col: ColumnOrName, extraction: Any) -> Column:
-    """Array element at a 1-based index (negative from the end; null past the end), or map value by key."""
+    """Array element at a 1-based index (negative from the end; null past the end), or map value by key.
+
+    >>> frame = spark.createDataFrame([([1, 2, 3],)], ["a"])
+    >>> frame.select(F.element_at("a", 1).alias("x"), F.element_at("a", -1).alias("y")).collect()
+    [Row(x=1, y=3)]
+    """
     return call("element_at", to_expr(col), literal_expr(extraction))
 
 
@@ -90,7 +115,12 @@ def try_element_at(col: ColumnOrName, extraction: Any) -> Column:
 
 
 def get(col: ColumnOrName, index: ColumnOrName | int) -> Column:
-    """Array element at a 0-based index; null outside the array."""
+    """Array element at a 0-based index; null outside the array.
+
+    >>> frame = spark.createDataFrame([([1, 2, 3],)], ["a"])
+    >>> frame.select(F.get("a", 0).alias("x"), F.get("a", 5).alias("y")).collect()
+    [Row(x=1, y=None)]
+    """
     return call("get", to_expr(col), to_expr(index))
 
 
@@ -193,7 +223,12 @@ def arrays_overlap(a1: ColumnOrName, a2: ColumnOrName) -> Column:
 
 
 def array_join(col: ColumnOrName, delimiter: str, null_replacement: str | None = None) -> Column:
-    """Elements as strings joined by `delimiter`; nulls skipped unless `null_replacement` is given."""
+    """Elements as strings joined by `delimiter`; nulls skipped unless `null_replacement` is given.
+
+    >>> frame = spark.createDataFrame([(["a", None, "c"],)], ["a"])
+    >>> frame.select(F.array_join("a", ",").alias("j"), F.array_join("a", ",", "-").alias("k")).collect()
+    [Row(j='a,c', k='a,-,c')]
+    """
     args = (to_expr(col), literal_expr(delimiter)) + (
         () if null_replacement is None else (literal_expr(null_replacement),))
     return call("array_join", *args)
@@ -218,7 +253,11 @@ def array_min(col: ColumnOrName) -> Column:
 
 
 def array_position(col: ColumnOrName, value: Any) -> Column:
-    """1-based position of the first element equal to `value`; 0 if absent."""
+    """1-based position of the first element equal to `value`; 0 if absent.
+
+    >>> spark.createDataFrame([([3, 1, 3],)], ["a"]).select(F.array_position("a", 3).alias("p")).collect()
+    [Row(p=1)]
+    """
     return call("array_position", to_expr(col), literal_expr(value))
 
 
@@ -259,7 +298,11 @@ def array_prepend(col: ColumnOrName, value: Any) -> Column:
 
 
 def array_sort(col: ColumnOrName, comparator: Any = None) -> Column:
-    """Ascending, nulls last. A comparator function (a lambda) is not supported yet."""
+    """Ascending, nulls last. A comparator function (a lambda) is not supported yet.
+
+    >>> spark.createDataFrame([([3, None, 1],)], "a array<int>").select(F.array_sort("a").alias("s")).collect()
+    [Row(s=[1, 3, None])]
+    """
     if comparator is not None:
         raise AnalysisException("array_sort(col, comparator) with a comparator function is not supported yet; "
                                 "use array_sort(col) or sort_array(col, asc)")
@@ -267,7 +310,11 @@ def array_sort(col: ColumnOrName, comparator: Any = None) -> Column:
 
 
 def slice(x: ColumnOrName, start: ColumnOrName | int, length: ColumnOrName | int) -> Column:  # noqa: A001
-    """`length` elements from 1-based `start` (negative counts from the end)."""
+    """`length` elements from 1-based `start` (negative counts from the end).
+
+    >>> spark.createDataFrame([([1, 2, 3, 4],)], ["a"]).select(F.slice("a", 2, 2).alias("s")).collect()
+    [Row(s=[2, 3])]
+    """
     return call("slice", to_expr(x), to_expr(start), to_expr(length))
 
 
@@ -281,12 +328,20 @@ def flatten(col: ColumnOrName) -> Column:
 
 
 def arrays_zip(*cols: ColumnOrName) -> Column:
-    """Structs of the i-th elements of each array; shorter arrays give nulls."""
+    """Structs of the i-th elements of each array; shorter arrays give nulls.
+
+    >>> spark.createDataFrame([([1, 2], ["a"])], ["x", "y"]).select(F.arrays_zip("x", "y").alias("z")).collect()
+    [Row(z=[Row(x=1, y='a'), Row(x=2, y=None)])]
+    """
     return Column(zip_call(_many(cols)))
 
 
 def size(col: ColumnOrName) -> Column:
-    """Elements of an array or map (-1 for null)."""
+    """Elements of an array or map (-1 for null).
+
+    >>> spark.createDataFrame([([1, 2],), ([],)], "a array<int>").select(F.size("a").alias("n")).collect()
+    [Row(n=2), Row(n=0)]
+    """
     return call("size", to_expr(col))
 
 
@@ -300,12 +355,21 @@ def cardinality(col: ColumnOrName) -> Column:
 
 
 def array_contains(col: ColumnOrName, value: Any) -> Column:
-    """Whether the array holds `value` (a literal, or a Column)."""
+    """Whether the array holds `value` (a literal, or a Column).
+
+    >>> spark.createDataFrame([([1, 2],)], ["a"]).select(F.array_contains("a", 2).alias("c")).collect()
+    [Row(c=True)]
+    """
     return call("array_contains", to_expr(col), literal_expr(value))
 
 
 def sort_array(col: ColumnOrName, asc: bool = True) -> Column:
-    """Each array sorted ascending (nulls first) or descending (nulls last)."""
+    """Each array sorted ascending (nulls first) or descending (nulls last).
+
+    >>> frame = spark.createDataFrame([([3, None, 1],)], "a array<int>")
+    >>> frame.select(F.sort_array("a").alias("up"), F.sort_array("a", asc=False).alias("down")).collect()
+    [Row(up=[None, 1, 3], down=[3, 1, None])]
+    """
     return call("sort_array", to_expr(col), literal_expr(asc))
 
 

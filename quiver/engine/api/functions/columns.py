@@ -10,7 +10,11 @@ from quiver.engine.core.expressions import UnresolvedColumn, UnresolvedStar
 
 
 def col(name: str) -> Column:
-    """A column by name; `"d.grp"` is column grp of the DataFrame aliased `d`."""
+    """A column by name; `"d.grp"` is column grp of the DataFrame aliased `d`.
+
+    >>> df.select(F.col("name")).collect()
+    [Row(name='Alice'), Row(name='Bob')]
+    """
     if name == "*":
         return Column(UnresolvedStar(None))
     return Column(UnresolvedColumn.parse(name))
@@ -95,7 +99,12 @@ def desc_nulls_last(col: ColumnOrName) -> Column:
 
 def broadcast(df: Any) -> Any:
     """Mark a DataFrame to be broadcast in a join (Spark's broadcast hint): the planner builds the
-    hash table from all of it in every task of the other side, whatever its estimated size."""
+    hash table from all of it in every task of the other side, whatever its estimated size.
+
+    >>> ages = spark.createDataFrame([(2, "two")], ["age", "word"])
+    >>> df.join(F.broadcast(ages), "age").collect()
+    [Row(age=2, name='Alice', word='two')]
+    """
     return df.hint("broadcast")
 
 

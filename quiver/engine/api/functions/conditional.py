@@ -24,7 +24,11 @@ def when(condition: Column, value: Any) -> Column:
 
 
 def coalesce(*cols: ColumnOrName) -> Column:
-    """The first non-null argument."""
+    """The first non-null argument.
+
+    >>> spark.createDataFrame([(None, 1), (2, 3)], "a int, b int").select(F.coalesce("a", "b").alias("c")).collect()
+    [Row(c=1), Row(c=2)]
+    """
     return call("coalesce", *column_args("coalesce", cols, least=1))
 
 
@@ -47,12 +51,21 @@ def nvl(col1: ColumnOrName, col2: ColumnOrName) -> Column:
 
 
 def nvl2(col1: ColumnOrName, col2: ColumnOrName, col3: ColumnOrName) -> Column:
-    """col2 where col1 is not null, else col3."""
+    """col2 where col1 is not null, else col3.
+
+    >>> frame = spark.createDataFrame([(None,), (1,)], "a int")
+    >>> frame.select(F.nvl2("a", F.lit("set"), F.lit("null")).alias("n")).collect()
+    [Row(n='null'), Row(n='set')]
+    """
     return call("nvl2", to_expr(col1), to_expr(col2), to_expr(col3))
 
 
 def nullif(col1: ColumnOrName, col2: ColumnOrName) -> Column:
-    """Null where col1 = col2, else col1."""
+    """Null where col1 = col2, else col1.
+
+    >>> df.select(F.nullif("age", F.lit(2)).alias("n")).collect()
+    [Row(n=None), Row(n=5)]
+    """
     return call("nullif", to_expr(col1), to_expr(col2))
 
 
@@ -75,12 +88,21 @@ def isnotnull(col: ColumnOrName) -> Column:
 
 
 def isnan(col: ColumnOrName) -> Column:
-    """True for NaN (false for null)."""
+    """True for NaN (false for null).
+
+    >>> spark.createDataFrame([(float("nan"),), (1.0,), (None,)], "v double").select(F.isnan("v").alias("n")).collect()
+    [Row(n=True), Row(n=False), Row(n=False)]
+    """
     return call("isnan", to_expr(col))
 
 
 def nanvl(col1: ColumnOrName, col2: ColumnOrName) -> Column:
-    """col2 where col1 is NaN, else col1."""
+    """col2 where col1 is NaN, else col1.
+
+    >>> frame = spark.createDataFrame([(float("nan"),), (1.0,)], "v double")
+    >>> frame.select(F.nanvl("v", F.lit(0.0)).alias("n")).collect()
+    [Row(n=0.0), Row(n=1.0)]
+    """
     return call("nanvl", to_expr(col1), to_expr(col2))
 
 

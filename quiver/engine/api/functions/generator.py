@@ -9,17 +9,29 @@ from quiver.engine.api.functions.calls import ColumnOrName, call
 
 
 def explode(col: ColumnOrName) -> Column:
-    """One row per array element (`col`) or map entry (`key`, `value`); null and empty give no rows."""
+    """One row per array element (`col`) or map entry (`key`, `value`); null and empty give no rows.
+
+    >>> spark.createDataFrame([([1, 2],), ([],)], "a array<int>").select(F.explode("a").alias("v")).collect()
+    [Row(v=1), Row(v=2)]
+    """
     return call("explode", to_expr(col))
 
 
 def explode_outer(col: ColumnOrName) -> Column:
-    """explode, but a null or empty array or map gives one row of nulls."""
+    """explode, but a null or empty array or map gives one row of nulls.
+
+    >>> spark.createDataFrame([([1, 2],), ([],)], "a array<int>").select(F.explode_outer("a").alias("v")).collect()
+    [Row(v=1), Row(v=2), Row(v=None)]
+    """
     return call("explode_outer", to_expr(col))
 
 
 def posexplode(col: ColumnOrName) -> Column:
-    """explode with the 0-based position first (`pos`)."""
+    """explode with the 0-based position first (`pos`).
+
+    >>> spark.createDataFrame([(["a", "b"],)], ["a"]).select(F.posexplode("a")).collect()
+    [Row(pos=0, col='a'), Row(pos=1, col='b')]
+    """
     return call("posexplode", to_expr(col))
 
 
@@ -35,7 +47,11 @@ def posexplode_outer(col: ColumnOrName) -> Column:
 
 
 def inline(col: ColumnOrName) -> Column:
-    """One row per struct of an array of structs, one column per field."""
+    """One row per struct of an array of structs, one column per field.
+
+    >>> spark.createDataFrame([([Row(x=1, y="a"), Row(x=2, y="b")],)], ["a"]).select(F.inline("a")).collect()
+    [Row(x=1, y='a'), Row(x=2, y='b')]
+    """
     return call("inline", to_expr(col))
 
 

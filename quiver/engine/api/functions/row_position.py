@@ -15,22 +15,39 @@ def _seed(seed: Any) -> Any:
 
 
 def rand(seed: int | None = None) -> Column:
-    """Uniform in [0, 1), per partition from seed + partition index (values differ from Spark's)."""
+    """Uniform in [0, 1), per partition from seed + partition index (values differ from Spark's).
+
+    >>> v = spark.range(100).select(F.rand(7).alias("r")).collect()
+    >>> all(0 <= r.r < 1 for r in v)
+    True
+    """
     return call("rand", _seed(seed))
 
 
 def randn(seed: int | None = None) -> Column:
-    """Standard normal, per partition from seed + partition index (values differ from Spark's)."""
+    """Standard normal, per partition from seed + partition index (values differ from Spark's).
+
+    >>> spark.range(3).select(F.randn(7).alias("r")).count()
+    3
+    """
     return call("randn", _seed(seed))
 
 
 def monotonically_increasing_id() -> Column:
-    """partition index << 33 | row within the partition, as Spark computes it."""
+    """partition index << 33 | row within the partition, as Spark computes it.
+
+    >>> spark.range(3, numPartitions=1).select(F.monotonically_increasing_id().alias("id")).collect()
+    [Row(id=0), Row(id=1), Row(id=2)]
+    """
     return call("monotonically_increasing_id")
 
 
 def spark_partition_id() -> Column:
-    """The index of the partition a row is in."""
+    """The index of the partition a row is in.
+
+    >>> spark.range(4, numPartitions=2).select(F.spark_partition_id().alias("p")).collect()
+    [Row(p=0), Row(p=0), Row(p=1), Row(p=1)]
+    """
     return call("spark_partition_id")
 
 

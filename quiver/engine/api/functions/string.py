@@ -10,12 +10,20 @@ from quiver.engine.core.errors import AnalysisException
 
 
 def upper(col: ColumnOrName) -> Column:
-    """Upper case."""
+    """Upper case.
+
+    >>> df.select(F.upper("name")).collect()
+    [Row(upper(name)='ALICE'), Row(upper(name)='BOB')]
+    """
     return call("upper", to_expr(col))
 
 
 def lower(col: ColumnOrName) -> Column:
-    """Lower case."""
+    """Lower case.
+
+    >>> df.select(F.lower("name")).collect()
+    [Row(lower(name)='alice'), Row(lower(name)='bob')]
+    """
     return call("lower", to_expr(col))
 
 
@@ -38,7 +46,11 @@ def lcase(str: ColumnOrName) -> Column:  # noqa: A002
 
 
 def initcap(col: ColumnOrName) -> Column:
-    """First letter of each space-separated word upper case, the rest lower case."""
+    """First letter of each space-separated word upper case, the rest lower case.
+
+    >>> spark.createDataFrame([("hello wORLD",)], ["s"]).select(F.initcap("s")).collect()
+    [Row(initcap(s)='Hello World')]
+    """
     return call("initcap", to_expr(col))
 
 
@@ -47,7 +59,11 @@ def _trim(name: str, col: ColumnOrName, trim: ColumnOrName | None) -> Column:
 
 
 def trim(col: ColumnOrName, trim: ColumnOrName | None = None) -> Column:
-    """Strip spaces (or the characters of `trim`, a column or name) from both ends."""
+    """Strip spaces (or the characters of `trim`, a column or name) from both ends.
+
+    >>> spark.createDataFrame([("  hi  ",)], ["s"]).select(F.trim("s").alias("t")).collect()
+    [Row(t='hi')]
+    """
     return _trim("trim", col, trim)
 
 
@@ -88,7 +104,11 @@ def btrim(str: ColumnOrName, trim: ColumnOrName | None = None) -> Column:  # noq
 
 
 def length(col: ColumnOrName) -> Column:
-    """Characters of a string, bytes of a binary."""
+    """Characters of a string, bytes of a binary.
+
+    >>> df.select(F.length("name")).collect()
+    [Row(length(name)=5), Row(length(name)=3)]
+    """
     return call("length", to_expr(col))
 
 
@@ -129,35 +149,59 @@ def bit_length(col: ColumnOrName) -> Column:
 
 
 def ascii(col: ColumnOrName) -> Column:  # noqa: A001 — PySpark's name
-    """Code point of the first character."""
+    """Code point of the first character.
+
+    >>> df.select(F.ascii("name")).collect()
+    [Row(ascii(name)=65), Row(ascii(name)=66)]
+    """
     return call("ascii", to_expr(col))
 
 
 def substring(str: ColumnOrName, pos: ColumnOrName | int, len: ColumnOrName | int) -> Column:  # noqa: A002
-    """`len` characters from 1-based `pos` (0 acts as 1; negative counts from the end)."""
+    """`len` characters from 1-based `pos` (0 acts as 1; negative counts from the end).
+
+    >>> df.select(F.substring("name", 1, 3).alias("s")).collect()
+    [Row(s='Ali'), Row(s='Bob')]
+    """
     return call("substring", to_expr(str), to_expr(pos), to_expr(len))
 
 
 def substr(str: ColumnOrName, pos: ColumnOrName, len: ColumnOrName | None = None) -> Column:  # noqa: A002
-    """substring with column (or name) arguments; without `len`, to the end."""
+    """substring with column (or name) arguments; without `len`, to the end.
+
+    >>> df.select(F.substr("name", F.lit(2), F.lit(2)).alias("s")).collect()
+    [Row(s='li'), Row(s='ob')]
+    """
     if len is None:
         return call("substr", to_expr(str), to_expr(pos))
     return call("substr", to_expr(str), to_expr(pos), to_expr(len))
 
 
 def concat(*cols: ColumnOrName) -> Column:
-    """Concatenation; null if any argument is null."""
+    """Concatenation; null if any argument is null.
+
+    >>> df.select(F.concat("name", F.lit("!")).alias("c")).collect()
+    [Row(c='Alice!'), Row(c='Bob!')]
+    """
     return call("concat", *column_args("concat", cols))
 
 
 def concat_ws(sep: str, *cols: ColumnOrName) -> Column:
-    """Join with `sep`, skipping nulls."""
+    """Join with `sep`, skipping nulls.
+
+    >>> df.select(F.concat_ws("-", "name", "age").alias("c")).collect()
+    [Row(c='Alice-2'), Row(c='Bob-5')]
+    """
     return call("concat_ws", literal_expr(sep), *column_args("concat_ws", cols))
 
 
 def regexp_replace(string: ColumnOrName, pattern: str | Column, replacement: str | Column,
                    position: Column | int | None = None) -> Column:
-    """Replace every match of a Java regex; `$1` in the replacement is group 1."""
+    """Replace every match of a Java regex; `$1` in the replacement is group 1.
+
+    >>> df.select(F.regexp_replace("name", "(l|o)", "<$1>").alias("r")).collect()
+    [Row(r='A<l>ice'), Row(r='B<o>b')]
+    """
     args = [to_expr(string), literal_expr(pattern), literal_expr(replacement)]
     if position is not None:
         args.append(literal_expr(position))
@@ -165,22 +209,38 @@ def regexp_replace(string: ColumnOrName, pattern: str | Column, replacement: str
 
 
 def regexp_extract(str: ColumnOrName, pattern: str, idx: int) -> Column:  # noqa: A002
-    """Group `idx` of the first match of a Java regex, '' when it does not match."""
+    """Group `idx` of the first match of a Java regex, '' when it does not match.
+
+    >>> df.select(F.regexp_extract("name", "([a-z]+)e", 1).alias("r")).collect()
+    [Row(r='lic'), Row(r='')]
+    """
     return call("regexp_extract", to_expr(str), literal_expr(pattern), literal_expr(idx))
 
 
 def lpad(col: ColumnOrName, len: Column | int, pad: Column | str) -> Column:  # noqa: A002
-    """Left-pad with `pad` (or cut) to `len` characters."""
+    """Left-pad with `pad` (or cut) to `len` characters.
+
+    >>> df.select(F.lpad("name", 6, "*").alias("p")).collect()
+    [Row(p='*Alice'), Row(p='***Bob')]
+    """
     return call("lpad", to_expr(col), literal_expr(len), literal_expr(pad))
 
 
 def rpad(col: ColumnOrName, len: Column | int, pad: Column | str) -> Column:  # noqa: A002
-    """Right-pad with `pad` (or cut) to `len` characters."""
+    """Right-pad with `pad` (or cut) to `len` characters.
+
+    >>> df.select(F.rpad("name", 6, "*").alias("p")).collect()
+    [Row(p='Alice*'), Row(p='Bob***')]
+    """
     return call("rpad", to_expr(col), literal_expr(len), literal_expr(pad))
 
 
 def instr(str: ColumnOrName, substr: Column | str, start: Any = None, occurrence: Any = None) -> Column:  # noqa: A002
-    """1-based position of `substr` (a literal) in the string, 0 if absent."""
+    """1-based position of `substr` (a literal) in the string, 0 if absent.
+
+    >>> df.select(F.instr("name", "b").alias("i")).collect()
+    [Row(i=0), Row(i=3)]
+    """
     if start is not None or occurrence is not None:
         raise AnalysisException("instr: the start and occurrence arguments are not supported; "
                                 "use locate(substr, str, pos) to search from a position")
@@ -188,27 +248,47 @@ def instr(str: ColumnOrName, substr: Column | str, start: Any = None, occurrence
 
 
 def locate(substr: str, str: ColumnOrName, pos: int = 1) -> Column:  # noqa: A002
-    """1-based position of `substr` in the string at or after `pos`, 0 if absent."""
+    """1-based position of `substr` in the string at or after `pos`, 0 if absent.
+
+    >>> df.select(F.locate("o", "name").alias("i")).collect()
+    [Row(i=0), Row(i=2)]
+    """
     return call("locate", literal_expr(substr), to_expr(str), literal_expr(pos))
 
 
 def reverse(col: ColumnOrName) -> Column:
-    """A string's characters, or an array's elements, reversed."""
+    """A string's characters, or an array's elements, reversed.
+
+    >>> df.select(F.reverse("name").alias("r")).collect()
+    [Row(r='ecilA'), Row(r='boB')]
+    """
     return call("reverse", to_expr(col))
 
 
 def repeat(col: ColumnOrName, n: ColumnOrName | int) -> Column:
-    """The string repeated n times."""
+    """The string repeated n times.
+
+    >>> df.select(F.repeat("name", 2).alias("r")).collect()
+    [Row(r='AliceAlice'), Row(r='BobBob')]
+    """
     return call("repeat", to_expr(col), to_expr(n))
 
 
 def translate(srcCol: ColumnOrName, matching: str, replace: str) -> Column:  # noqa: N803 — PySpark's name
-    """Replace characters of `matching` by the same-position characters of `replace`."""
+    """Replace characters of `matching` by the same-position characters of `replace`.
+
+    >>> df.select(F.translate("name", "ic", "IC").alias("t")).collect()
+    [Row(t='AlICe'), Row(t='Bob')]
+    """
     return call("translate", to_expr(srcCol), literal_expr(matching), literal_expr(replace))
 
 
 def split(str: ColumnOrName, pattern: Column | str, limit: ColumnOrName | int = -1) -> Column:  # noqa: A002
-    """Split around matches of a Java regex into array<string>."""
+    """Split around matches of a Java regex into array<string>.
+
+    >>> spark.createDataFrame([("a1b22c",)], ["s"]).select(F.split("s", "[0-9]+").alias("p")).collect()
+    [Row(p=['a', 'b', 'c'])]
+    """
     return call("split", to_expr(str), literal_expr(pattern), to_expr(limit))
 
 
@@ -243,7 +323,11 @@ def contains(left: ColumnOrName, right: ColumnOrName) -> Column:
 
 
 def like(str: ColumnOrName, pattern: ColumnOrName, escapeChar: Column | None = None) -> Column:  # noqa: A002,N803
-    """SQL LIKE; `pattern` is a column or name (use F.lit for a fixed pattern)."""
+    """SQL LIKE; `pattern` is a column or name (use F.lit for a fixed pattern).
+
+    >>> df.select("name", F.like("name", F.lit("A%")).alias("a")).collect()
+    [Row(name='Alice', a=True), Row(name='Bob', a=False)]
+    """
     args = [to_expr(str), to_expr(pattern)] + ([literal_expr(escapeChar)] if escapeChar is not None else [])
     return call("like", *args)
 
@@ -288,7 +372,11 @@ def regexp_like(str: ColumnOrName, regexp: ColumnOrName) -> Column:  # noqa: A00
 
 
 def format_string(format: str, *cols: ColumnOrName) -> Column:  # noqa: A002
-    """printf-style formatting (Java's Formatter: %s, %d, %5.2f, %x, %%)."""
+    """printf-style formatting (Java's Formatter: %s, %d, %5.2f, %x, %%).
+
+    >>> df.select(F.format_string("%s is %d", "name", "age").alias("s")).collect()
+    [Row(s='Alice is 2'), Row(s='Bob is 5')]
+    """
     return call("format_string", literal_expr(format), *column_args("format_string", cols))
 
 
@@ -321,7 +409,11 @@ def unbase64(col: ColumnOrName) -> Column:
 
 
 def levenshtein(left: ColumnOrName, right: ColumnOrName, threshold: int | None = None) -> Column:
-    """Edit distance; with a threshold, -1 where the distance is above it."""
+    """Edit distance; with a threshold, -1 where the distance is above it.
+
+    >>> spark.createDataFrame([("kitten", "sitting")], ["a", "b"]).select(F.levenshtein("a", "b").alias("d")).collect()
+    [Row(d=3)]
+    """
     args = [to_expr(left), to_expr(right)] + ([literal_expr(threshold)] if threshold is not None else [])
     return call("levenshtein", *args)
 
@@ -336,18 +428,32 @@ def soundex(col: ColumnOrName) -> Column:
 
 
 def regexp_extract_all(str: ColumnOrName, regexp: ColumnOrName, idx: int | Column | None = None) -> Column:  # noqa: A002
-    """Group `idx` (default 1) of every match of a Java regex, as array<string>."""
+    """Group `idx` (default 1) of every match of a Java regex, as array<string>.
+
+    >>> frame = spark.createDataFrame([("a1 b22 c333",)], ["s"])
+    >>> frame.select(F.regexp_extract_all("s", F.lit("[a-z]([0-9]+)")).alias("n")).collect()
+    [Row(n=['1', '22', '333'])]
+    """
     args = [to_expr(str), to_expr(regexp)] + ([literal_expr(idx)] if idx is not None else [])
     return call("regexp_extract_all", *args)
 
 
 def format_number(col: ColumnOrName, d: int) -> Column:
-    """The number with thousands separators and `d` decimal places (HALF_EVEN), e.g. '1,234.50'."""
+    """The number with thousands separators and `d` decimal places (HALF_EVEN), e.g. '1,234.50'.
+
+    >>> spark.createDataFrame([(1234.5,)], ["v"]).select(F.format_number("v", 2).alias("f")).collect()
+    [Row(f='1,234.50')]
+    """
     return call("format_number", to_expr(col), literal_expr(d))
 
 
 def substring_index(str: ColumnOrName, delim: str, count: int) -> Column:  # noqa: A002
-    """The part before the count-th `delim` (from the end when count is negative)."""
+    """The part before the count-th `delim` (from the end when count is negative).
+
+    >>> frame = spark.createDataFrame([("a.b.c",)], ["s"])
+    >>> frame.select(F.substring_index("s", ".", 2).alias("i"), F.substring_index("s", ".", -1).alias("j")).collect()
+    [Row(i='a.b', j='c')]
+    """
     return call("substring_index", to_expr(str), literal_expr(delim), literal_expr(count))
 
 
@@ -372,7 +478,11 @@ def right(str: ColumnOrName, len: ColumnOrName) -> Column:  # noqa: A002
 
 
 def split_part(src: ColumnOrName, delimiter: ColumnOrName, partNum: ColumnOrName) -> Column:  # noqa: N803
-    """The partNum-th (from 1; negative counts from the end) piece of splitting on a literal delimiter."""
+    """The partNum-th (from 1; negative counts from the end) piece of splitting on a literal delimiter.
+
+    >>> spark.createDataFrame([("a,b,c",)], ["s"]).select(F.split_part("s", F.lit(","), F.lit(2)).alias("p")).collect()
+    [Row(p='b')]
+    """
     return call("split_part", to_expr(src), to_expr(delimiter), to_expr(partNum))
 
 

@@ -76,7 +76,12 @@ def ntile(n: int) -> Column:
 
 
 def nth_value(col: Any, offset: int, ignoreNulls: bool = False) -> Column:
-    """The value at the `offset`-th row (from 1) of the window frame; null where the frame is shorter."""
+    """The value at the `offset`-th row (from 1) of the window frame; null where the frame is shorter.
+
+    >>> w = Window.orderBy("age").rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    >>> df.select("name", F.nth_value("name", 2).over(w).alias("second")).collect()
+    [Row(name='Alice', second='Bob'), Row(name='Bob', second='Bob')]
+    """
     if int(offset) <= 0:
         raise AnalysisException(f"nth_value() takes a positive offset, got {offset}")
     return Column(WindowFunction("nth_value", (to_expr(col), Literal.of(int(offset))), ignore_nulls=bool(ignoreNulls)))

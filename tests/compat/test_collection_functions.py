@@ -2,6 +2,8 @@
 and null arrays, maps and nested values (ANSI off, the semantics Quiver follows)."""
 from __future__ import annotations
 
+import pytest
+
 from .harness import assert_both_raise, assert_same
 
 NON_ANSI = {"spark.sql.ansi.enabled": False}
@@ -119,3 +121,12 @@ def test_struct_round_trip_through_fields():
         df = data(spark).select("id", F.struct("id", "k", "xs").alias("st"))
         return df.select("id", F.col("st.k").alias("k"), F.col("st")["xs"], F.col("st").getField("id").alias("again"))
     assert_same(program, conf=NON_ANSI, shuffle_partitions=(1,))
+
+
+@pytest.mark.parametrize("ansi", [True, False])
+def test_size_of_a_null_collection_follows_ansi_mode(ansi):
+    # Spark's legacy sizeOfNull (-1) is off under ANSI mode, where the size of a null array or map is null.
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([([1, 2], {"a": 1}), (None, None), ([], {})], "a array<int>, m map<string,int>")
+        return df.select(F.size("a").alias("sa"), F.cardinality("m").alias("sm"), F.size(F.lit(None)).alias("sn"))
+    assert_same(program, conf={"spark.sql.ansi.enabled": ansi}, shuffle_partitions=(1,))

@@ -629,7 +629,8 @@ class ScalarFunction(Expr):
     def nullable(self) -> bool:
         if self.name in ("coalesce", "ifnull", "nvl"):
             return all(a.nullable for a in self.args)
-        if self.name in ("concat_ws", "isnull", "isnan", "isnotnull", "size", "current_date", "current_timestamp"):
+        # size is null for a null collection under ANSI mode (Spark's sizeOfNull is off there), so it follows its input.
+        if self.name in ("concat_ws", "isnull", "isnan", "isnotnull", "current_date", "current_timestamp"):
             return False
         if self.name in NULL_PRODUCING_FUNCTIONS:
             return True

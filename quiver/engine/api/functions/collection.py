@@ -337,7 +337,7 @@ def arrays_zip(*cols: ColumnOrName) -> Column:
 
 
 def size(col: ColumnOrName) -> Column:
-    """Elements of an array or map (-1 for null).
+    """Elements of an array or map; for a null one, null under ANSI mode (the default) and -1 without it, as Spark.
 
     >>> spark.createDataFrame([([1, 2],), ([],)], "a array<int>").select(F.size("a").alias("n")).collect()
     [Row(n=2), Row(n=0)]
@@ -346,7 +346,7 @@ def size(col: ColumnOrName) -> Column:
 
 
 def cardinality(col: ColumnOrName) -> Column:
-    """Elements of an array or map: `size` under Spark SQL's other name (-1 for null, as `size`).
+    """Elements of an array or map: `size` under Spark SQL's other name (null for a null one, as `size`).
 
     >>> spark.createDataFrame([([1, 2, None],)], ["x"]).select(F.cardinality("x").alias("n")).collect()
     [Row(n=3)]

@@ -676,14 +676,18 @@ def arrays_overlap(args: list[Value], rt: T.DataType) -> Value:
 
 @kernel("size", "cardinality")
 def size(args: list[Value], rt: T.DataType) -> Value:
-    """Number of elements; -1 for a null collection (Spark's non-ANSI legacy)."""
+    """Number of elements; for a null collection null under ANSI mode, else -1 (Spark's legacy sizeOfNull, which
+    ANSI mode turns off)."""
     value = args[0]
+    null_size = None if ansi_enabled() else -1
     if pa.types.is_null(value.type):
-        return pa.array(np.full(len(value), -1, np.int32))
+        return pa.nulls(len(value), pa.int32()) if null_size is None else pa.array(np.full(len(value), -1, np.int32))
     if pa.types.is_map(value.type):  # list_value_length has no map kernel
-        lengths = np.diff(value.offsets.to_numpy()).astype(np.int32)
-        return pa.array(np.where(value.is_null().to_numpy(zero_copy_only=False), -1, lengths), pa.int32())
-    return pc.fill_null(pc.list_value_length(value).cast(pa.int32()), -1)
+        lengths = pa.array(np.diff(value.offsets.to_numpy()).astype(np.int32), mask=value.is_null().to_numpy(
+            zero_copy_only=False))
+    else:
+        lengths = pc.list_value_length(value).cast(pa.int32())
+    return lengths if null_size is None else pc.fill_null(lengths, null_size)
 
 
 @kernel("array_contains", data="all")

@@ -8,12 +8,13 @@ from quiver.planners.optimizer.current_time import compute_current_time
 
 
 def test_every_call_reads_the_instant_the_query_was_given(spark):
-    df = spark.range(3).select(F.current_timestamp().alias("a"), F.now().alias("b"), F.current_date().alias("c"))
-    now = dt.datetime(2024, 2, 29, 23, 30, tzinfo=dt.timezone(dt.timedelta(hours=-2)))
+    df = spark.range(3).select(F.current_timestamp().alias("a"), F.now().alias("b"), F.current_date().alias("c"),
+                               F.unix_timestamp().alias("d"))
+    now = dt.datetime(2024, 2, 29, 23, 30, 0, 900_000, tzinfo=dt.timezone(dt.timedelta(hours=-2)))
     plan = compute_current_time(df._plan, now)
     values = [p.child for p in plan.projections]
-    assert [v.value for v in values] == [dt.datetime(2024, 3, 1, 1, 30), dt.datetime(2024, 3, 1, 1, 30),
-                                         dt.date(2024, 3, 1)]
+    instant = dt.datetime(2024, 3, 1, 1, 30, 0, 900_000)
+    assert [v.value for v in values] == [instant, instant, dt.date(2024, 3, 1), 1709256600]
 
 
 def test_a_query_sees_one_current_time_across_rows_batches_and_tasks(spark):

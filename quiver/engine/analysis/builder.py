@@ -25,6 +25,7 @@ from quiver.engine.core.expressions import (
     Alias,
     AttributeRef,
     CaseWhen,
+    Cast,
     Comparison,
     Expr,
     Literal,
@@ -95,15 +96,19 @@ def using_join(left: LogicalPlan, right: LogicalPlan, names: Sequence[str], how:
         right = analyze(fresh_ids(right))
     left_keys = [_using_column(n, left, "left") for n in names]
     right_keys = [_using_column(n, right, "right") for n in names]
-    condition = coerce(conjoin([Comparison("=", lk, rk) for lk, rk in zip(left_keys, right_keys)]))
-    joined = analyze(Join(left, right, kind, condition))
+    equalities = [coerce(Comparison("=", lk, rk)) for lk, rk in zip(left_keys, right_keys)]
+    joined = analyze(Join(left, right, kind, conjoin(equalities)))
     after = {a.expr_id: a for a in joined.output}
     keys: list[Expr] = []
-    for lk, rk in zip(left_keys, right_keys):
+    for lk, rk, equality in zip(left_keys, right_keys, equalities):
         if kind == "right":
             keys.append(after[rk.expr_id])
         elif kind == "full":
-            keys.append(Alias(ScalarFunction("coalesce", (after[lk.expr_id], after[rk.expr_id])), lk.name))
+            # Both sides in the type the equality compares them in (string = bigint compares bigints), as Spark's
+            # coalesce of the two keys has it.
+            common = equality.left.dtype if isinstance(equality, Comparison) else lk.dtype
+            sides = tuple(after[k.expr_id] if k.dtype == common else Cast(after[k.expr_id], common) for k in (lk, rk))
+            keys.append(Alias(ScalarFunction("coalesce", sides), lk.name))
         else:
             keys.append(after[lk.expr_id])
     key_ids = {k.expr_id for k in left_keys + right_keys}

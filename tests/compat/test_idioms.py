@@ -158,3 +158,23 @@ def test_explode_outer_and_array_literal():
         df = spark.createDataFrame([(1, [1, 2]), (2, []), (3, None)], "id int, xs array<int>")
         return df.select("id", F.explode_outer("xs").alias("x"), F.array(F.lit(1), F.col("id")).alias("pair"))
     assert_same(program)
+
+
+def test_ordinals_in_group_by_and_order_by_as_pyspark_4_reads_them():
+    # groupBy(1) grouped by the literal 1 (one row); orderBy(-1) was refused.
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([("a", 1, 2.0), ("b", 2, 1.0), ("a", 3, 1.0), ("c", None, 3.0)],
+                                   "k string, v int, d double")
+        by_ordinal = df.groupBy(1).agg(F.sum("v").alias("s")).orderBy(-1)
+        mixed = df.groupBy(1, "d").count().orderBy(1, -2)
+        rolled = df.rollup(1).count().orderBy(2, 1)
+        return by_ordinal.unionByName(mixed.select("k", F.col("count").cast("bigint").alias("s"))) \
+            .unionByName(rolled.select("k", F.col("count").alias("s")))
+    assert_same(program, ordered=False)
+
+
+def test_order_by_negative_ordinals_sorts_descending():
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([("a", 1), ("b", 2), ("a", 3), (None, 0)], "k string, v int")
+        return df.orderBy(-1, 2)
+    assert_same(program, ordered=True)

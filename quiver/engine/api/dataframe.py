@@ -55,6 +55,11 @@ if TYPE_CHECKING:
     from quiver.engine.execution.query_execution import QueryExecution
 
 
+def _is_ordinal(c: Any) -> bool:
+    """An int standing for a column by position (bools are values, not positions)."""
+    return isinstance(c, int) and not isinstance(c, bool)
+
+
 def _flatten(cols: tuple) -> list:
     if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
         return list(cols[0])
@@ -372,9 +377,14 @@ class DataFrame:
             flags = [bool(ascending)] * len(items)
         orders = []
         for c, asc in zip(items, flags):
-            e = to_expr(c) if not isinstance(c, int) else self._plan.output[c - 1] if c > 0 else None
-            if e is None:
-                raise AnalysisException(f"orderBy() column ordinal {c} must be 1-based")
+            if _is_ordinal(c) and c < 0:
+                # A negative ordinal sorts by that column descending (PySpark 4).
+                orders.append(SortOrder(self._ordinal(-c, "orderBy"), False, None))
+                continue
+            if _is_ordinal(c) and c == 0:
+                raise AnalysisException("orderBy() column ordinal 0 names no column: ordinals are 1-based (1 is the "
+                                        "first column, -1 the first column descending)")
+            e = self._ordinal(c, "orderBy") if _is_ordinal(c) else to_expr(c)
             if isinstance(e, SortOrder):
                 orders.append(e)
             else:
@@ -521,9 +531,20 @@ class DataFrame:
         >>> df.groupBy("name").agg(F.max("age").alias("oldest")).orderBy("name").collect()
         [Row(name='Alice', oldest=2), Row(name='Bob', oldest=5)]
         """
-        return GroupedData(self, [to_expr(c) for c in _flatten(cols)])
+        return GroupedData(self, self._grouping_keys(cols, "groupBy"))
 
     groupby = groupBy
+
+    def _ordinal(self, n: int, method: str) -> Expr:
+        """The column at 1-based position `n`, as PySpark 4's `groupBy(1)` and `orderBy(1)` read an int."""
+        columns = self._plan.output
+        if not 1 <= n <= len(columns):
+            raise AnalysisException(f"{method}() column ordinal {n} is out of range: the DataFrame has {len(columns)} "
+                                    f"column(s) ({', '.join(a.name for a in columns)}), numbered from 1")
+        return self[n - 1].expr
+
+    def _grouping_keys(self, cols: tuple, method: str) -> list[Expr]:
+        return [self._ordinal(c, method) if _is_ordinal(c) else to_expr(c) for c in _flatten(cols)]
 
     def _grouped_by_sets(self, keys: list[Any], sets: list[tuple[int, ...]]) -> GroupedData:
         grouped = GroupedData(self, keys)
@@ -536,7 +557,7 @@ class DataFrame:
         >>> df.rollup("name").count().orderBy("name").collect()
         [Row(name=None, count=2), Row(name='Alice', count=1), Row(name='Bob', count=1)]
         """
-        keys = [to_expr(c) for c in _flatten(cols)]
+        keys = self._grouping_keys(cols, "rollup")
         return self._grouped_by_sets(keys, rollup_sets(len(keys)))
 
     def cube(self, *cols: Any) -> GroupedData:
@@ -545,7 +566,7 @@ class DataFrame:
         >>> df.cube("name", "age").count().count()
         7
         """
-        keys = [to_expr(c) for c in _flatten(cols)]
+        keys = self._grouping_keys(cols, "cube")
         return self._grouped_by_sets(keys, cube_sets(len(keys)))
 
     def groupingSets(self, groupingSets: Any, *cols: Any) -> GroupedData:  # noqa: N802,N803 — PySpark's names
@@ -554,10 +575,11 @@ class DataFrame:
         >>> df.groupingSets([["name"], []], "name").count().orderBy("name").collect()
         [Row(name=None, count=2), Row(name='Alice', count=1), Row(name='Bob', count=1)]
         """
-        keys = [to_expr(c) for c in _flatten(cols)]
+        keys = self._grouping_keys(cols, "groupingSets")
         sets = []
         for group in groupingSets:
-            members = [to_expr(c) for c in (group if isinstance(group, (list, tuple)) else [group])]
+            members = self._grouping_keys(tuple(group) if isinstance(group, (list, tuple)) else (group,),
+                                          "groupingSets")
             positions = []
             for m in members:
                 if m not in keys:

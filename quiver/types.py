@@ -22,3 +22,13 @@ from quiver.engine.core.types import (  # noqa: F401
     TimestampNTZType,
     TimestampType,
 )
+
+
+def _parse_datatype_json_string(json_string: str) -> DataType:
+    """A type from `DataType.json()` text, as PySpark's `pyspark.sql.types._parse_datatype_json_string` (which
+    programs use to rebuild a schema they saved)."""
+    import json
+
+    from quiver.engine.core.types import parse_json_value
+
+    return parse_json_value(json.loads(json_string))

@@ -31,7 +31,14 @@ class DataType:
         return cls.__name__[:-4].lower()
 
     def jsonValue(self) -> Any:
+        """The type as PySpark writes it in JSON: a name for an atomic type, a dict for arrays, maps and structs."""
         return self.typeName()
+
+    def json(self) -> str:
+        """`jsonValue()` as compact JSON text with sorted keys, as PySpark's `DataType.json()`."""
+        import json
+
+        return json.dumps(self.jsonValue(), separators=(",", ":"), sort_keys=True)
 
     def to_arrow(self) -> pa.DataType:
         raise NotImplementedError(type(self).__name__)
@@ -181,6 +188,14 @@ class ArrayType(DataType):
     def simpleString(self) -> str:
         return f"array<{self.elementType.simpleString()}>"
 
+    def jsonValue(self) -> Any:
+        return {"type": "array", "elementType": self.elementType.jsonValue(), "containsNull": self.containsNull}
+
+    @classmethod
+    def fromJson(cls, json: dict[str, Any]) -> ArrayType:
+        """The ArrayType of its PySpark JSON form (`jsonValue()`), to rebuild a saved schema."""
+        return ArrayType(parse_json_value(json["elementType"]), bool(json["containsNull"]))
+
     def to_arrow(self) -> pa.DataType:
         return pa.list_(self.elementType.to_arrow())
 
@@ -196,6 +211,16 @@ class MapType(DataType):
 
     def simpleString(self) -> str:
         return f"map<{self.keyType.simpleString()},{self.valueType.simpleString()}>"
+
+    def jsonValue(self) -> Any:
+        return {"type": "map", "keyType": self.keyType.jsonValue(), "valueType": self.valueType.jsonValue(),
+                "valueContainsNull": self.valueContainsNull}
+
+    @classmethod
+    def fromJson(cls, json: dict[str, Any]) -> MapType:
+        """The MapType of its PySpark JSON form (`jsonValue()`), to rebuild a saved schema."""
+        return MapType(parse_json_value(json["keyType"]), parse_json_value(json["valueType"]),
+                       bool(json["valueContainsNull"]))
 
     def to_arrow(self) -> pa.DataType:
         return pa.map_(self.keyType.to_arrow(), self.valueType.to_arrow())
@@ -213,6 +238,16 @@ class StructField(DataType):
 
     def simpleString(self) -> str:
         return f"{self.name}:{self.dataType.simpleString()}"
+
+    def jsonValue(self) -> Any:
+        return {"name": self.name, "type": self.dataType.jsonValue(), "nullable": self.nullable,
+                "metadata": self.metadata}
+
+    @classmethod
+    def fromJson(cls, json: dict[str, Any]) -> StructField:
+        """The StructField of its PySpark JSON form (`jsonValue()`), to rebuild a saved schema."""
+        return StructField(json["name"], parse_json_value(json["type"]), bool(json.get("nullable", True)),
+                           json.get("metadata") or {})
 
     def __hash__(self) -> int:
         return hash((self.name, self.dataType, self.nullable))
@@ -248,6 +283,14 @@ class StructType(DataType):
 
     def simpleString(self) -> str:
         return "struct<" + ",".join(f.simpleString() for f in self.fields) + ">"
+
+    def jsonValue(self) -> Any:
+        return {"type": "struct", "fields": [f.jsonValue() for f in self.fields]}
+
+    @classmethod
+    def fromJson(cls, json: dict[str, Any]) -> StructType:
+        """The StructType of its PySpark JSON form (`jsonValue()`), to rebuild a saved schema."""
+        return StructType([StructField.fromJson(f) for f in json["fields"]])
 
     def __iter__(self) -> Iterator[StructField]:
         return iter(self.fields)
@@ -468,6 +511,43 @@ class _TypeParser:
 
     def at_end(self) -> bool:
         return self.i >= len(self.tokens)
+
+
+def _atomic_types() -> dict[str, type[DataType]]:
+    found: dict[str, type[DataType]] = {}
+    pending = list(DataType.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls not in (ArrayType, MapType, StructType, StructField, DecimalType) and not cls.__subclasses__():
+            found[cls.typeName()] = cls
+    return found
+
+
+def parse_json_value(value: Any) -> DataType:
+    """A type from its PySpark JSON form (`DataType.jsonValue()`): `"integer"`, `"decimal(10,2)"`, or a dict of
+    an array, a map or a struct.
+
+    >>> parse_json_value({"type": "array", "elementType": "long", "containsNull": False})
+    ArrayType(LongType(), False)
+    """
+    if isinstance(value, dict):
+        kinds: dict[str, Any] = {"array": ArrayType, "map": MapType, "struct": StructType}
+        kind = value.get("type")
+        if kind not in kinds:
+            raise ParseException(f"not a Spark data type in JSON: {value!r}; expected a 'type' of array, map or struct")
+        return kinds[kind].fromJson(value)
+    text = str(value)
+    decimal = re.fullmatch(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)", text)
+    if decimal:
+        return DecimalType(int(decimal.group(1)), int(decimal.group(2)))
+    if text == "decimal":
+        return DecimalType()
+    atomic = _atomic_types().get(text)
+    if atomic is None:
+        raise ParseException(f"not a Spark data type in JSON: {text!r}; atomic types are "
+                             f"{', '.join(sorted(_atomic_types()))}, or decimal(p,s)")
+    return atomic()
 
 
 def parse_data_type(text: str) -> DataType:

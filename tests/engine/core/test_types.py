@@ -184,3 +184,25 @@ def test_common_numeric_type_of_non_numerics_names_both():
     with pytest.raises(TypeError, match="string and int"):
         T.common_numeric_type(T.StringType(), T.IntegerType())
     assert T.common_numeric_type(T.NullType(), T.ShortType()) == T.ShortType()
+
+
+def test_json_forms_of_types_are_pysparks_and_read_back():
+    # ArrayType(...).jsonValue() was 'array', where PySpark writes the type's dict.
+    pyspark_types = pytest.importorskip("pyspark.sql.types")
+    import quiver.types as Q
+
+    def build(M):
+        return [M.ArrayType(M.IntegerType()), M.ArrayType(M.StringType(), False),
+                M.MapType(M.StringType(), M.LongType(), False), M.DecimalType(10, 2), M.DecimalType(),
+                M.StructType([M.StructField("a", M.IntegerType()),
+                              M.StructField("b", M.ArrayType(M.DoubleType()), False),
+                              M.StructField("m", M.MapType(M.StringType(), M.ArrayType(M.DateType())), True,
+                                            {"comment": "x"})]),
+                M.TimestampType(), M.TimestampNTZType(), M.DateType(), M.BinaryType(), M.NullType(), M.ByteType(),
+                M.ShortType(), M.LongType(), M.FloatType(), M.DoubleType(), M.BooleanType(), M.StringType()]
+    for theirs, ours in zip(build(pyspark_types), build(Q)):
+        assert ours.jsonValue() == theirs.jsonValue()
+        assert ours.json() == theirs.json()
+        assert Q._parse_datatype_json_string(theirs.json()) == ours
+    schema = build(Q)[5]
+    assert Q.StructType.fromJson(schema.jsonValue()) == schema

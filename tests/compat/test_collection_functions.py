@@ -130,3 +130,15 @@ def test_size_of_a_null_collection_follows_ansi_mode(ansi):
         df = spark.createDataFrame([([1, 2], {"a": 1}), (None, None), ([], {})], "a array<int>, m map<string,int>")
         return df.select(F.size("a").alias("sa"), F.cardinality("m").alias("sm"), F.size(F.lit(None)).alias("sn"))
     assert_same(program, conf={"spark.sql.ansi.enabled": ansi}, shuffle_partitions=(1,))
+
+
+def test_a_map_value_by_key_is_named_with_brackets_and_a_struct_field_with_a_dot():
+    # df.properties["hair"] was named properties.hair; Spark names a map lookup properties[hair].
+    def program(spark, F, T, Window):
+        df = spark.createDataFrame([({"hair": "black", "eye": "brown"}, (1, "x"), {"a": {"b": 1}}, [1, 2])],
+                                   "properties map<string,string>, s struct<a:int,b:string>, "
+                                   "m map<string,map<string,int>>, arr array<int>")
+        return df.select(df.properties["hair"], df["properties"]["eye"], F.col("properties").getItem("hair"),
+                         df.properties.hair, df.s["a"], df.s.b, df.s.getField("a"), F.col("m")["a"]["b"],
+                         df.arr[0], F.col("arr").getItem(1), F.col("properties")["missing"])
+    assert_same(program, shuffle_partitions=(1,))

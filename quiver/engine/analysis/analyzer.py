@@ -469,7 +469,8 @@ def resolve_name(parts: tuple[str, ...], inputs: tuple[AttributeRef, ...]) -> Ex
         ]
         if not candidates:
             base = resolve_name(parts[:1], inputs) if any(a.name.lower() == parts[0].lower() for a in inputs) else None
-            if base is not None and isinstance(base.dtype, T.StructType):
+            if base is not None and isinstance(base.dtype, (T.StructType, T.MapType)):
+                # `s.a` reads a struct's field, `m.key` a map's value (Spark's ExtractValue).
                 out: Expr = base
                 for p in parts[1:]:
                     out = ScalarFunction("get_field", (out, Literal.of(p)))

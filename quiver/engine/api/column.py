@@ -379,12 +379,12 @@ class Column:
         return Column(ScalarFunction("element_at_index", (self.expr, Literal.of(key))))
 
     def getItem(self, key: Any) -> Column:
-        """An array's element at a 0-based index (null past the end), a map's value by key, or a struct's field by
-        name. A string key is read as a field name, so a map lookup is named `m.k` where Spark names it `m[k]`.
+        """An array's element at a 0-based index (null past the end), a map's value by key (named `m[k]`, as Spark),
+        or a struct's field by name (named `s.field`).
 
         >>> spark.sql("SELECT array(10, 20) AS a, map('k', 'v') AS m").select(
         ...     F.col("a").getItem(0), F.col("m").getItem("k")).collect()
-        [Row(a[0]=10, m.k='v')]
+        [Row(a[0]=10, m[k]='v')]
         """
         return self[key]
 

@@ -70,7 +70,7 @@ def _binder(zone: str) -> Callable[[Expr], Expr]:
             return _bind_cast(e, zone)
         if isinstance(e, ScalarFunction):
             rewrite = _FUNCTIONS.get(e.name)
-            if rewrite is not None and all(_typed(a) for a in e.args):
+            if rewrite is not None and all(a.resolved for a in e.args):
                 return rewrite(e, zone)
         return e
     return bind
@@ -85,19 +85,11 @@ def _literal_instant(e: Literal, zone: str) -> Literal:
     return Literal(utc, e.data_type)
 
 
-def _typed(e: Expr) -> bool:
-    try:
-        e.dtype  # noqa: B018 — an unresolved argument has no type yet; the analyzer comes back to it
-    except Exception:  # noqa: BLE001
-        return False
-    return True
-
-
 _WALL_CLOCK = (T.StringType, T.DateType, T.TimestampNTZType)
 
 
 def _bind_cast(e: Cast, zone: str) -> Cast:
-    if e.time_zone is not None or not _typed(e.child):
+    if e.time_zone is not None or not e.child.resolved:
         return e
     source, target = e.child.dtype, e.to
     crosses = (isinstance(source, T.TimestampType) and isinstance(target, _WALL_CLOCK)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +14,7 @@ import pyarrow as pa
 
 from quiver.engine.core import types as T
 from quiver.engine.core.errors import AnalysisException
+from quiver.engine.core.imports import loaded_module
 from quiver.engine.core.row import Row
 from quiver.engine.core.time_zones import has_instant, local_to_utc, zone_info
 
@@ -63,7 +63,7 @@ def to_arrow_table(data: Any, schema: Any = None, time_zone: str = "UTC", python
 
 
 def _is_pandas(data: Any) -> bool:
-    pd = sys.modules.get("pandas")
+    pd = loaded_module("pandas")
     return pd is not None and isinstance(data, pd.DataFrame)
 
 
@@ -124,7 +124,7 @@ def _from_frame(data: Any) -> pa.Table | None:
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])
     # A pandas DataFrame exists only once pandas is imported: rows need no pandas import (a first query's time).
-    pd = sys.modules.get("pandas")
+    pd = loaded_module("pandas")
     if pd is not None and isinstance(data, pd.DataFrame):
         return pa.Table.from_pandas(data, preserve_index=False)
     if hasattr(data, "__arrow_c_stream__"):

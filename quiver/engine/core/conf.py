@@ -219,6 +219,7 @@ UTC_ZONES = frozenset({"utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu", "etc/zul
 _ZONE_OFFSET = re.compile(r"^(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?$", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=256)
 def normalize_time_zone(text: str) -> str | None:
     """`text` as the zone name Arrow's kernels take: `UTC` for every name of UTC, `+HH:MM` for an offset, the
     region ID (`America/Los_Angeles`) as the tz database spells it; None when it names no zone."""

@@ -642,19 +642,12 @@ class ScalarFunction(Expr):
 
     def sql(self) -> str:
         args = [a.sql() for a in self.args]
-        if self.name == "get_field" and len(args) == 2 and _resolved_map(self.args[0]):
+        if self.name == "get_field" and len(args) == 2 and self.args[0].resolved \
+                and isinstance(self.args[0].dtype, T.MapType):
             # A map's value by key is shown m[key], a struct's field s.field (Spark's GetMapValue, GetStructField).
             return f"{args[0]}[{args[1]}]"
         shown = function_signatures().shown(self.name, args)
         return shown if shown is not None else f"{self.name}({', '.join(args)})"
-
-
-def _resolved_map(e: Expr) -> bool:
-    """Whether `e` is resolved and a map (an unresolved column has no type yet)."""
-    try:
-        return isinstance(e.dtype, T.MapType)
-    except Exception:  # noqa: BLE001 — an unresolved expression raises for its type
-        return False
 
 
 # How an executor calls a PythonUDF (its `kind`): once per row, once per batch on pandas Series, or compiled.

@@ -90,12 +90,10 @@ def cast_array(arr: Value, to: T.DataType, time_zone: str | None = None, source:
     src = T.from_arrow(arr.type)
     if pa.types.is_timestamp(arr.type) and isinstance(source, T.TimestampNTZType):
         src = source
-    if time_zone not in (None, "UTC") and isinstance(src, T.TimestampType) != isinstance(to, T.TimestampType):
-        if pa.types.is_timestamp(arr.type) and arr.type != pa.timestamp("us"):
-            arr = arr.cast(pa.timestamp(arr.type.unit)).cast(pa.timestamp("us"))
-        return _cast_in_zone(arr, src, to, time_zone)
     if pa.types.is_timestamp(arr.type) and arr.type != pa.timestamp("us"):
         arr = arr.cast(pa.timestamp(arr.type.unit)).cast(pa.timestamp("us"))
+    if time_zone not in (None, "UTC") and isinstance(src, T.TimestampType) != isinstance(to, T.TimestampType):
+        return _cast_in_zone(arr, src, to, time_zone)
     if src == to and arr.type == to.to_arrow():
         return arr
     if not can_cast(src, to):

@@ -121,7 +121,7 @@ def _zone_offsets(zones: pa.Array, local_micros: np.ndarray, valid: np.ndarray,
     """
     zones = pc.utf8_trim_whitespace(pc.fill_null(zones, ""))
     present = pc.not_equal(zones, "").to_numpy(zero_copy_only=False) & valid
-    out = local_to_utc_micros(local_micros, default_zone) if default_zone != "UTC" else local_micros
+    out = local_to_utc_micros(local_micros, default_zone)
     if not present.any():
         return out, valid
     struct, fixed = _fields(zones, _ZONE_OFFSET)
